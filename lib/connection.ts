@@ -1,0 +1,465 @@
+/**
+ * A JSON-RPC 2.0 connection over a readable and a writable stream: ids, the pending map, dispatch
+ * to handlers, cancellation and close. Never sees sockets or processes.
+ *
+ * @packageDocumentation
+ */
+import type { Readable, Writable } from 'node:stream';
+import { EventEmitter } from 'eventemitter3';
+import type { Disposable } from './disposable';
+import {
+  ConnectionClosedError,
+  NotificationHandlerError,
+  ProtocolError,
+  RpcError,
+  describeThrown,
+  type AcpWireError,
+  type CloseReason,
+} from './errors';
+import { LineDecoder, encodeMessage, type LineSink } from './framing';
+import { defaultLogger, type Logger } from './logger';
+import {
+  classify,
+  isRequestId,
+  type ErrorObject,
+  type JsonValue,
+  type NotificationMessage,
+  type RequestId,
+  type RequestMessage,
+  type ResponseMessage,
+} from './message';
+import { CANCEL_REQUEST_METHOD, isSuccessorEnvelope } from './protocol';
+import { InboundRequest, Responder, type InboundWire } from './responder';
+import { trackDrop } from './responder-tracker';
+import { Router, type NotificationHandler, type RequestHandler } from './router';
+import {
+  OutboundRequest,
+  PreparedRequest,
+  checkSendOptions,
+  publishRequest,
+  type OutboundWire,
+  type SendRequestOptions,
+  type SentRequest,
+} from './sent-request';
+import { LineWriter } from './writer';
+
+/** Options of a {@link Connection}. */
+export interface ConnectionOptions {
+  /** Where logs and the wire trace go. Default: silent unless `ACP_WIRE_LOG` is set. */
+  logger?: Logger;
+  /** Longest accepted incoming line in bytes. Default 64 MiB. */
+  maxLineBytes?: number;
+  /** End the output stream when the connection closes. Default `true`. */
+  endOutputOnClose?: boolean;
+  /** A name for logs (e.g. `agent`). */
+  name?: string;
+}
+
+/** Events of a {@link Connection}. */
+export interface ConnectionEvents {
+  /**
+   * A problem that does not close the connection: a line that is not JSON or too long, an invalid
+   * message, an unmatched response, a failed notification handler.
+   */
+  error: (error: AcpWireError) => void;
+  /** The connection closed; `error` is the stream error, when there was one. Emitted once. */
+  close: (reason: CloseReason, error?: Error) => void;
+}
+
+/** Internal: a hook that may reject a request before dispatch (the ACP `initialize` gate). */
+export type RequestGate = (request: InboundRequest, message: RequestMessage) => ErrorObject | undefined;
+
+let installGate: (connection: Connection, gate: RequestGate) => void;
+let shutdownWith: (connection: Connection, reason: CloseReason, error?: Error) => Promise<void>;
+
+/**
+ * One JSON-RPC 2.0 peer over NDJSON on a pair of streams.
+ *
+ * @remarks
+ * Messages are dispatched synchronously in arrival order as each chunk is decoded; request handlers
+ * then run concurrently. Outgoing lines written in one event-loop turn go out in one `write()`.
+ * The connection closes when `close()` is called, the input ends or errors, or the output errors:
+ * pending outgoing requests then reject with {@link ConnectionClosedError}, handlers' signals abort,
+ * no automatic answers are sent, and every listener this connection added is removed.
+ *
+ * @example
+ * ```ts
+ * const connection = new Connection(socket, socket);
+ * connection.onRequest('ping', () => 'pong');
+ * console.log(await connection.sendRequest('ping'));
+ * ```
+ */
+export class Connection extends EventEmitter<ConnectionEvents> {
+  readonly #router = new Router();
+  readonly #pending = new Map<RequestId, OutboundRequest>();
+  readonly #inflight = new Map<RequestId, InboundRequest>();
+  readonly #input: Readable;
+  readonly #output: Writable;
+  readonly #writer: LineWriter;
+  readonly #decoder: LineDecoder;
+  readonly #logger: Logger;
+  readonly #endOutput: boolean;
+  readonly #inbound: InboundWire;
+  readonly #outbound: OutboundWire;
+  #nextId = 1;
+  #gate: RequestGate | undefined;
+  #closeReason: CloseReason | undefined;
+  #closed: Promise<void> | undefined;
+
+  static {
+    installGate = (connection, gate) => {
+      connection.#gate = gate;
+    };
+    shutdownWith = (connection, reason, error) => connection.#shutdown(reason, error);
+  }
+
+  /**
+   * @param input - the stream messages are read from (bytes)
+   * @param output - the stream messages are written to
+   * @throws TypeError if a stream is missing; RangeError for an invalid option
+   */
+  constructor(input: Readable, output: Writable, options: ConnectionOptions = {}) {
+    super();
+    if (!input || typeof input.on !== 'function') throw new TypeError('input must be a readable stream');
+    if (!output || typeof output.write !== 'function') throw new TypeError('output must be a writable stream');
+    this.#input = input;
+    this.#output = output;
+    this.#logger = options.logger ?? defaultLogger(options.name);
+    this.#endOutput = options.endOutputOnClose ?? true;
+    this.#decoder = new LineDecoder(this.#sink, { maxLineBytes: options.maxLineBytes });
+    this.#writer = new LineWriter(output, { backpressure: (isFull) => this.#onBackpressure(isFull) });
+    this.#inbound = { isClosing: false, finish: (req, result, error) => this.#finish(req, result, error) };
+    this.#outbound = { publish: (req) => this.#publish(req), sendCancel: (id) => this.#sendCancel(id) };
+    input.on('data', this.#onData);
+    input.on('end', this.#onEnd);
+    input.on('close', this.#onEnd);
+    input.on('error', this.#onInputError);
+    output.on('error', this.#onOutputError);
+  }
+
+  /** Whether the connection is closing or closed. */
+  get isClosed(): boolean {
+    return this.#closeReason !== undefined;
+  }
+
+  /** Why the connection closed, or `undefined` while open. */
+  get closeReason(): CloseReason | undefined {
+    return this.#closeReason;
+  }
+
+  /** Number of outgoing requests awaiting an answer (detached ones included). */
+  get pendingCount(): number {
+    return this.#pending.size;
+  }
+
+  /** Number of received requests not answered yet. */
+  get inflightCount(): number {
+    return this.#inflight.size;
+  }
+
+  /** The connection's logger. */
+  get logger(): Logger {
+    return this.#logger;
+  }
+
+  /**
+   * Sends a request.
+   *
+   * @remarks After close, the returned request rejects at once with {@link ConnectionClosedError}.
+   * @throws SerializationError if `params` cannot be serialized (nothing is sent)
+   * @throws TypeError or RangeError for an invalid option
+   */
+  sendRequest<R = unknown>(method: string, params?: unknown, options: SendRequestOptions = {}): SentRequest<R> {
+    checkSendOptions(options);
+    return publishRequest<R>(new OutboundRequest(checkMethod(method), params, this.#outbound), options);
+  }
+
+  /** Builds a request without sending it: take a cancellation handle, then `send()`. */
+  prepareRequest<R = unknown>(method: string, params?: unknown, options: SendRequestOptions = {}): PreparedRequest<R> {
+    checkSendOptions(options);
+    return new PreparedRequest<R>(new OutboundRequest(checkMethod(method), params, this.#outbound), options);
+  }
+
+  /**
+   * Sends a notification.
+   *
+   * @throws ConnectionClosedError if the connection is closed
+   * @throws SerializationError if `params` cannot be serialized (nothing is sent)
+   */
+  sendNotification(method: string, params?: unknown): void {
+    if (this.#closeReason) throw new ConnectionClosedError(this.#closeReason, checkMethod(method));
+    const message = params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };
+    this.#send(encodeMessage(message));
+  }
+
+  /** Handles requests named `method`. See {@link RequestHandler}. */
+  onRequest<P = any, R = unknown>(method: string, handler: RequestHandler<P, R>): Disposable {
+    return this.#router.onRequest(method, handler as RequestHandler);
+  }
+
+  /** Handles notifications named `method`. See {@link NotificationHandler}. */
+  onNotification<P = any>(method: string, handler: NotificationHandler<P>): Disposable {
+    return this.#router.onNotification(method, handler);
+  }
+
+  /** Handles every request that no method handler claims. Without one: `-32601`. */
+  onAnyRequest(handler: RequestHandler): Disposable {
+    return this.#router.onAnyRequest(handler);
+  }
+
+  /** Handles every notification that no method handler claims. Without one: ignored. */
+  onAnyNotification(handler: NotificationHandler): Disposable {
+    return this.#router.onAnyNotification(handler);
+  }
+
+  /**
+   * Closes the connection: pending requests reject with {@link ConnectionClosedError}, queued lines
+   * are flushed and the output is ended (unless `endOutputOnClose` is false). Idempotent.
+   *
+   * @returns resolves once the output has finished
+   */
+  close(): Promise<void> {
+    return this.#shutdown('closed locally');
+  }
+
+  /** Emits a non-fatal error and logs it. */
+  #report(error: AcpWireError): void {
+    this.#logger.log('warn', `${error.name}: ${error.message}`);
+    this.emit('error', error);
+  }
+
+  readonly #sink: LineSink = {
+    value: (value, line) => {
+      if (this.#logger.traces) this.#logger.log('trace', `<- ${line}`);
+      this.#receive(value);
+    },
+    error: (error) => {
+      if (error.code === 'ACP_WIRE_JSON_PARSE') this.#sendError(null, RpcError.parseError().toJSON());
+      this.#report(error);
+    },
+  };
+
+  readonly #onData = (chunk: Buffer | string): void => {
+    this.#decoder.write(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  };
+
+  readonly #onEnd = (): void => {
+    if (this.#closeReason) return;
+    this.#decoder.end();
+    void this.#shutdown('input ended');
+  };
+
+  readonly #onInputError = (error: Error): void => void this.#shutdown('input error', error);
+
+  readonly #onOutputError = (error: Error): void => void this.#shutdown('output error', error);
+
+  #onBackpressure(isFull: boolean): void {
+    if (this.#closeReason) return;
+    if (isFull) this.#input.pause();
+    else this.#input.resume();
+  }
+
+  #receive(value: unknown): void {
+    if (this.#closeReason) return;
+    const c = classify(value);
+    switch (c.kind) {
+      case 'request':
+        return this.#dispatchRequest(c.message);
+      case 'notification':
+        return this.#dispatchNotification(c.message);
+      case 'response':
+        return this.#route(c.message);
+      case 'invalid':
+        this.#sendError(c.id, RpcError.invalidRequest(c.reason).toJSON());
+        return this.#report(new ProtocolError(`invalid message answered -32600: ${c.reason}`));
+      case 'badResponse':
+        return this.#report(new ProtocolError(`dropped a malformed response: ${c.reason}`));
+    }
+  }
+
+  #dispatchRequest(message: RequestMessage): void {
+    const request = new InboundRequest(message.id, message.method, this.#inbound);
+    const refusal = this.#gate?.(request, message);
+    if (refusal) return request.deliver(undefined, refusal);
+    const handler = this.#router.requestHandler(message.method);
+    if (!handler) return request.deliver(undefined, RpcError.methodNotFound(message.method).toJSON());
+    this.#inflight.set(message.id, request);
+    const responder = new Responder(request);
+    trackDrop(responder, request);
+    let returned: unknown;
+    try {
+      returned = handler(message.params, responder);
+    } catch (thrown) {
+      return this.#handlerFailed(responder, request, thrown);
+    }
+    if (isThenable(returned)) {
+      // The callbacks hold the responder: it stays reachable while the handler's promise is pending.
+      returned.then(
+        (value) => this.#handlerReturned(responder, request, value),
+        (thrown) => this.#handlerFailed(responder, request, thrown),
+      );
+    } else {
+      this.#handlerReturned(responder, request, returned);
+    }
+  }
+
+  #handlerReturned(responder: Responder, request: InboundRequest, value: unknown): void {
+    if (request.isSettled) return;
+    if (value === undefined) request.watchForDrop();
+    else responder.respond(value);
+  }
+
+  #handlerFailed(_responder: Responder, request: InboundRequest, thrown: unknown): void {
+    if (!request.isSettled) return request.deliver(undefined, RpcError.fromThrown(thrown));
+    this.#logger.log('warn', `handler of \`${request.method}\` failed after answering: ${describeThrown(thrown)}`);
+  }
+
+  #dispatchNotification(message: NotificationMessage): void {
+    const target = cancelTarget(message);
+    if (target !== undefined) {
+      if (target.ok) this.#inflight.get(target.id)?.cancel();
+      else this.#logger.log('warn', `ignored a malformed ${CANCEL_REQUEST_METHOD}: ${JSON.stringify(message.params)}`);
+    }
+    const handler = this.#router.notificationHandler(message.method);
+    if (!handler) return;
+    try {
+      const returned = handler(message.params, message);
+      if (isThenable(returned)) returned.then(undefined, (thrown) => this.#notificationFailed(message, thrown));
+    } catch (thrown) {
+      this.#notificationFailed(message, thrown);
+    }
+  }
+
+  #notificationFailed(message: NotificationMessage, thrown: unknown): void {
+    this.#report(new NotificationHandlerError(message.method, { cause: thrown }));
+  }
+
+  #route(message: ResponseMessage): void {
+    const request = this.#pending.get(message.id);
+    if (!request) {
+      return this.#report(new ProtocolError(`dropped a response whose id matches no pending request: ${JSON.stringify(message.id)}`));
+    }
+    this.#pending.delete(message.id);
+    if ('error' in message) request.settle(undefined, message.error);
+    else request.settle(message.result, undefined);
+  }
+
+  #publish(request: OutboundRequest): void {
+    if (this.#closeReason) {
+      return request.fail(new ConnectionClosedError(this.#closeReason, request.method), transportClosed(request.method));
+    }
+    const id = this.#nextId++;
+    const line =
+      request.params === undefined
+        ? encodeMessage({ jsonrpc: '2.0', id, method: request.method })
+        : encodeMessage({ jsonrpc: '2.0', id, method: request.method, params: request.params });
+    this.#pending.set(id, request);
+    request.markPublished(id);
+    this.#send(line);
+  }
+
+  #sendCancel(id: RequestId): void {
+    if (this.#closeReason) return;
+    this.#send(encodeMessage({ jsonrpc: '2.0', method: CANCEL_REQUEST_METHOD, params: { requestId: id } }));
+  }
+
+  #finish(request: InboundRequest, result: JsonValue | undefined, error: ErrorObject | undefined): void {
+    if (this.#closeReason) return;
+    const line =
+      error === undefined
+        ? encodeMessage({ jsonrpc: '2.0', id: request.id, result: result ?? null })
+        : encodeMessage({ jsonrpc: '2.0', id: request.id, error });
+    if (this.#inflight.get(request.id) === request) this.#inflight.delete(request.id);
+    this.#send(line);
+  }
+
+  #sendError(id: RequestId, error: ErrorObject): void {
+    this.#send(encodeMessage({ jsonrpc: '2.0', id, error }));
+  }
+
+  #send(line: string): void {
+    if (this.#logger.traces) this.#logger.log('trace', `-> ${line.slice(0, -1)}`);
+    this.#writer.write(line);
+  }
+
+  #shutdown(reason: CloseReason, error?: Error): Promise<void> {
+    if (this.#closed) return this.#closed;
+    this.#closeReason = reason;
+    (this.#inbound as { isClosing: boolean }).isClosing = true;
+    this.#detachInput();
+    const closedError = new ConnectionClosedError(reason, undefined, error && { cause: error });
+    for (const request of this.#inflight.values()) request.abandon(closedError);
+    this.#inflight.clear();
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const request of pending) {
+      request.fail(new ConnectionClosedError(reason, request.method, error && { cause: error }), transportClosed(request.method));
+    }
+    if (error) this.#logger.log('warn', `connection closed (${reason}): ${describeThrown(error)}`);
+    const endOutput = this.#endOutput && reason !== 'output error';
+    this.#closed = this.#writer.end(endOutput).then(() => {
+      this.#output.removeListener('error', this.#onOutputError);
+      // A late write error (EPIPE after the peer died) must not crash the process.
+      this.#output.on('error', ignore);
+    });
+    this.emit('close', reason, error);
+    return this.#closed;
+  }
+
+  #detachInput(): void {
+    const input = this.#input;
+    input.removeListener('data', this.#onData);
+    input.removeListener('end', this.#onEnd);
+    input.removeListener('close', this.#onEnd);
+    input.removeListener('error', this.#onInputError);
+    input.on('error', ignore);
+    input.pause();
+  }
+}
+
+/** Installs the request gate of the ACP layer. @internal */
+export function setRequestGate(connection: Connection, gate: RequestGate): void {
+  installGate(connection, gate);
+}
+
+/** Closes a connection for a transport-level reason (e.g. the peer process exited). @internal */
+export function closeConnection(connection: Connection, reason: CloseReason, error?: Error): Promise<void> {
+  return shutdownWith(connection, reason, error);
+}
+
+function ignore(): void {}
+
+function transportClosed(method: string): ErrorObject {
+  return RpcError.internalError({ reason: 'incoming_transport_closed', method }).toJSON();
+}
+
+function checkMethod(method: string): string {
+  if (typeof method !== 'string') throw new TypeError('method must be a string');
+  return method;
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
+}
+
+type CancelTarget = { ok: true; id: RequestId } | { ok: false };
+
+/**
+ * The request id a `$/cancel_request` names — plain, or wrapped in any number of successor
+ * envelopes — or `undefined` when the notification is not a cancel.
+ */
+function cancelTarget(message: NotificationMessage): CancelTarget | undefined {
+  let method: unknown = message.method;
+  let params: unknown = message.params;
+  while (typeof method === 'string' && isSuccessorEnvelope(method) && isObject(params)) {
+    method = params.method;
+    params = params.params;
+  }
+  if (method !== CANCEL_REQUEST_METHOD) return undefined;
+  if (!isObject(params) || !Object.hasOwn(params, 'requestId') || !isRequestId(params.requestId)) return { ok: false };
+  return { ok: true, id: params.requestId };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

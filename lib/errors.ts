@@ -1,0 +1,234 @@
+/**
+ * Errors: {@link RpcError} is the only error that crosses the wire; every other class here is a
+ * local failure with a stable string `code`.
+ *
+ * @packageDocumentation
+ */
+import type { ErrorObject, JsonValue } from './message';
+
+/** JSON-RPC and ACP error codes. */
+export const ErrorCode = {
+  /** The line was not valid JSON. */
+  ParseError: -32700,
+  /** The message was not a valid request. */
+  InvalidRequest: -32600,
+  /** No handler for the request's method. */
+  MethodNotFound: -32601,
+  /** The params were invalid for the method. */
+  InvalidParams: -32602,
+  /** The handler failed, or dropped its responder without answering. */
+  InternalError: -32603,
+  /** The request was cancelled with `$/cancel_request`. */
+  RequestCancelled: -32800,
+} as const;
+
+/** One of the {@link ErrorCode} values, or any other integer a peer may use. */
+export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode] | number;
+
+/**
+ * An error that is sent to, or was received from, the peer as a JSON-RPC error object.
+ *
+ * @remarks
+ * Throw one from a request handler to answer with exactly its `code`, `message` and `data`.
+ * A rejected `SentRequest` rejects with one built from the peer's error object.
+ */
+export class RpcError extends Error {
+  override readonly name = 'RpcError';
+  /** The JSON-RPC error code. */
+  readonly code: number;
+  /** Optional extra data; `undefined` means the member is absent on the wire. */
+  readonly data: JsonValue | undefined;
+
+  /**
+   * @param code - the JSON-RPC error code (an integer)
+   * @param message - a short description
+   * @param data - optional extra data, sent as the error object's `data`
+   * @throws TypeError if `code` is not an integer
+   */
+  constructor(code: number, message: string, data?: JsonValue, options?: ErrorOptions) {
+    super(message, options);
+    if (!Number.isInteger(code)) throw new TypeError('RpcError: code must be an integer');
+    this.code = code;
+    this.data = data;
+  }
+
+  /** The wire form: `{code, message}` plus `data` when it is defined. */
+  toJSON(): ErrorObject {
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data };
+  }
+
+  /** Builds an RpcError from a wire error object. */
+  static fromJSON(error: ErrorObject): RpcError {
+    return new RpcError(error.code, error.message, error.data);
+  }
+
+  /** `-32700` "Parse error". */
+  static parseError(data?: JsonValue): RpcError {
+    return new RpcError(ErrorCode.ParseError, 'Parse error', data);
+  }
+
+  /** `-32600` "Invalid Request". */
+  static invalidRequest(data?: JsonValue): RpcError {
+    return new RpcError(ErrorCode.InvalidRequest, 'Invalid Request', data);
+  }
+
+  /** `-32601` "Method not found" with `data` naming the method. */
+  static methodNotFound(method: string): RpcError {
+    return new RpcError(ErrorCode.MethodNotFound, 'Method not found', method);
+  }
+
+  /** `-32602` "Invalid params". */
+  static invalidParams(data?: JsonValue): RpcError {
+    return new RpcError(ErrorCode.InvalidParams, 'Invalid params', data);
+  }
+
+  /** `-32603` "Internal error". */
+  static internalError(data?: JsonValue): RpcError {
+    return new RpcError(ErrorCode.InternalError, 'Internal error', data);
+  }
+
+  /** `-32800` "Request cancelled", with no data. */
+  static requestCancelled(): RpcError {
+    return new RpcError(ErrorCode.RequestCancelled, 'Request cancelled');
+  }
+
+  /**
+   * The error object a handler failure answers with: an RpcError as is; anything else `-32603`
+   * with a string `data` describing the thrown value.
+   */
+  static fromThrown(thrown: unknown): ErrorObject {
+    if (thrown instanceof RpcError) return thrown.toJSON();
+    return RpcError.internalError(describeThrown(thrown)).toJSON();
+  }
+}
+
+/** A one-line description of any thrown value, for logs and `-32603` data. */
+export function describeThrown(thrown: unknown): string {
+  if (thrown instanceof Error) return `${thrown.name}: ${thrown.message}`;
+  try {
+    return typeof thrown === 'string' ? thrown : String(JSON.stringify(thrown) ?? thrown);
+  } catch {
+    return String(thrown);
+  }
+}
+
+/** Base class of acp-wire's local errors: they never cross the wire. */
+export abstract class AcpWireError extends Error {
+  /** A stable machine-readable code, e.g. `ACP_WIRE_CONNECTION_CLOSED`. */
+  abstract readonly code: string;
+}
+
+/** Why a connection closed. */
+export type CloseReason =
+  | 'closed locally'
+  | 'input ended'
+  | 'input error'
+  | 'output error'
+  | 'peer exited';
+
+/**
+ * A request could not complete because its connection closed (or was already closed).
+ */
+export class ConnectionClosedError extends AcpWireError {
+  override readonly name = 'ConnectionClosedError';
+  readonly code = 'ACP_WIRE_CONNECTION_CLOSED';
+  /**
+   * @param reason - why the connection closed
+   * @param method - the method of the request that failed, when there is one
+   */
+  constructor(
+    readonly reason: CloseReason,
+    readonly method?: string,
+    options?: ErrorOptions,
+  ) {
+    super(
+      method === undefined ? `connection closed (${reason})` : `connection closed (${reason}) before \`${method}\` was answered`,
+      options,
+    );
+  }
+}
+
+/** An incoming line was longer than the configured limit; it was discarded up to its newline. */
+export class FrameTooLargeError extends AcpWireError {
+  override readonly name = 'FrameTooLargeError';
+  readonly code = 'ACP_WIRE_FRAME_TOO_LARGE';
+  constructor(
+    readonly limit: number,
+    options?: ErrorOptions,
+  ) {
+    super(`an incoming line exceeded the limit of ${limit} bytes and was discarded`, options);
+  }
+}
+
+/** An incoming line was not JSON; the peer was answered `-32700`. The `cause` is the SyntaxError. */
+export class JsonParseError extends AcpWireError {
+  override readonly name = 'JsonParseError';
+  readonly code = 'ACP_WIRE_JSON_PARSE';
+  constructor(
+    readonly line: string,
+    options?: ErrorOptions,
+  ) {
+    super(`an incoming line is not JSON: ${abbreviate(line)}`, options);
+  }
+}
+
+/**
+ * The peer sent something that is not a valid JSON-RPC message (answered `-32600` when it could be
+ * a request) or a response that matches nothing (dropped).
+ */
+export class ProtocolError extends AcpWireError {
+  override readonly name = 'ProtocolError';
+  readonly code = 'ACP_WIRE_PROTOCOL';
+}
+
+/** A responder was asked to answer a second time; nothing was sent. */
+export class AlreadyAnsweredError extends AcpWireError {
+  override readonly name = 'AlreadyAnsweredError';
+  readonly code = 'ACP_WIRE_ALREADY_ANSWERED';
+  constructor(
+    readonly method: string,
+    options?: ErrorOptions,
+  ) {
+    super(`the request \`${method}\` was already answered or handed off`, options);
+  }
+}
+
+/** A notification handler threw or rejected; the error is the `cause`. Never sent to the peer. */
+export class NotificationHandlerError extends AcpWireError {
+  override readonly name = 'NotificationHandlerError';
+  readonly code = 'ACP_WIRE_NOTIFICATION_HANDLER';
+  constructor(
+    readonly method: string,
+    options?: ErrorOptions,
+  ) {
+    super(`the handler of notification \`${method}\` failed`, options);
+  }
+}
+
+/**
+ * No answer arrived within the grace period after a request's `timeout` cancelled it; the request
+ * was detached (a late answer is discarded).
+ */
+export class RequestTimeoutError extends AcpWireError {
+  override readonly name = 'RequestTimeoutError';
+  readonly code = 'ACP_WIRE_REQUEST_TIMEOUT';
+  constructor(
+    readonly method: string,
+    readonly timeout: number,
+    options?: ErrorOptions,
+  ) {
+    super(`\`${method}\` was not answered within ${timeout} ms and its cancellation grace period`, options);
+  }
+}
+
+/** A message could not be serialized (e.g. a BigInt or a cycle in params); nothing was sent. */
+export class SerializationError extends AcpWireError {
+  override readonly name = 'SerializationError';
+  readonly code = 'ACP_WIRE_SERIALIZATION';
+}
+
+function abbreviate(text: string): string {
+  return text.length > 80 ? `${JSON.stringify(text.slice(0, 80))}…` : JSON.stringify(text);
+}

@@ -1,0 +1,214 @@
+/**
+ * NDJSON framing: bytes ⇄ JSON values, one value per line. Never looks inside a message.
+ *
+ * @packageDocumentation
+ */
+import { Transform, type TransformCallback } from 'node:stream';
+import { FrameTooLargeError, JsonParseError, SerializationError } from './errors';
+
+/** The default limit on the length of one incoming line: 64 MiB. */
+export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+const NEWLINE = 0x0a;
+
+/** What a {@link LineDecoder} reports for each line. */
+export interface LineSink {
+  /** A line that parsed as JSON. `line` is its text (without the newline). */
+  value(value: unknown, line: string): void;
+  /** A line that could not be decoded; the decoder goes on with the next line. */
+  error(error: JsonParseError | FrameTooLargeError): void;
+}
+
+/** Options of a {@link LineDecoder} or {@link NdjsonDecoder}. */
+export interface DecoderOptions {
+  /** Longest accepted line in bytes, newline excluded. Default {@link DEFAULT_MAX_LINE_BYTES}. */
+  maxLineBytes?: number;
+}
+
+/**
+ * Validates a `maxLineBytes` option.
+ *
+ * @throws RangeError naming the option when it is not a positive safe integer
+ */
+export function checkMaxLineBytes(value: number | undefined): number {
+  if (value === undefined) return DEFAULT_MAX_LINE_BYTES;
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new RangeError(`maxLineBytes must be a positive integer, got ${String(value)}`);
+  }
+  return value;
+}
+
+/**
+ * The push parser under every framer: feed it byte chunks, it calls the sink once per line.
+ *
+ * @remarks
+ * Lines are split on `\n` in bytes and decoded as UTF-8 only once complete, so a multi-byte
+ * character split across chunks is never damaged. A trailing `\r` and blank lines (spaces, tabs,
+ * `\r`) are skipped. A line over the limit is discarded up to its newline and reported once as a
+ * {@link FrameTooLargeError}; the parser then goes on. It never throws.
+ */
+export class LineDecoder {
+  readonly #sink: LineSink;
+  readonly #max: number;
+  #parts: Buffer[] = [];
+  #partBytes = 0;
+  #discarding = false;
+
+  constructor(sink: LineSink, options: DecoderOptions = {}) {
+    this.#sink = sink;
+    this.#max = checkMaxLineBytes(options.maxLineBytes);
+  }
+
+  /** Feeds one chunk of bytes. */
+  write(chunk: Buffer): void {
+    let start = 0;
+    let nl = chunk.indexOf(NEWLINE);
+    while (nl !== -1) {
+      if (this.#discarding) {
+        this.#discarding = false;
+      } else if (this.#partBytes === 0) {
+        this.#line(chunk, start, nl);
+      } else {
+        this.#append(chunk.subarray(start, nl));
+        if (!this.#discarding) this.#flushParts();
+        this.#discarding = false;
+      }
+      start = nl + 1;
+      nl = chunk.indexOf(NEWLINE, start);
+    }
+    if (start < chunk.length && !this.#discarding) this.#append(chunk.subarray(start));
+  }
+
+  /** Ends the input: a last line without a newline is decoded. */
+  end(): void {
+    if (!this.#discarding && this.#partBytes > 0) this.#flushParts();
+    this.#discarding = false;
+    this.#parts = [];
+    this.#partBytes = 0;
+  }
+
+  #append(bytes: Buffer): void {
+    if (this.#partBytes + bytes.length > this.#max) {
+      this.#parts = [];
+      this.#partBytes = 0;
+      this.#discarding = true;
+      this.#sink.error(new FrameTooLargeError(this.#max));
+      return;
+    }
+    // Copy: the caller may reuse its chunk buffer once write() returns.
+    this.#parts.push(Buffer.from(bytes));
+    this.#partBytes += bytes.length;
+  }
+
+  #flushParts(): void {
+    const joined = this.#parts.length === 1 ? this.#parts[0]! : Buffer.concat(this.#parts, this.#partBytes);
+    this.#parts = [];
+    this.#partBytes = 0;
+    this.#line(joined, 0, joined.length);
+  }
+
+  #line(buf: Buffer, start: number, end: number): void {
+    if (end - start > this.#max) {
+      this.#sink.error(new FrameTooLargeError(this.#max));
+      return;
+    }
+    if (end === start) return;
+    const text = buf.toString('utf8', start, end);
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (err) {
+      if (!isBlank(text)) this.#sink.error(new JsonParseError(text, { cause: err }));
+      return;
+    }
+    this.#sink.value(value, text);
+  }
+}
+
+function isBlank(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0d) return false;
+  }
+  return true;
+}
+
+/**
+ * Serializes one message as an NDJSON line (with its `\n`).
+ *
+ * @throws SerializationError when the value cannot be serialized (a BigInt, a cycle, `undefined`)
+ */
+export function encodeMessage(message: unknown): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(message);
+  } catch (err) {
+    throw new SerializationError('the message cannot be serialized as JSON', { cause: err });
+  }
+  if (text === undefined) throw new SerializationError('the message serializes to nothing');
+  return text + '\n';
+}
+
+/**
+ * A Transform from NDJSON bytes to JSON values (readable side in object mode).
+ *
+ * @remarks
+ * A line that cannot be decoded is pushed as its error object (a {@link JsonParseError} or
+ * {@link FrameTooLargeError} instance) in its place in the sequence, so a consumer can answer it in
+ * order; the stream does not error and goes on. Connections do not use this class (they run a
+ * {@link LineDecoder} directly on the input's chunks); it is for users who want a stream.
+ *
+ * @example
+ * ```ts
+ * socket.pipe(new NdjsonDecoder()).on('data', (value) => console.log(value));
+ * ```
+ */
+export class NdjsonDecoder extends Transform {
+  readonly #decoder: LineDecoder;
+
+  constructor(options: DecoderOptions = {}) {
+    super({ readableObjectMode: true });
+    this.#decoder = new LineDecoder(
+      { value: (value) => this.push(value ?? NULL_VALUE), error: (error) => this.push(error) },
+      options,
+    );
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    this.#decoder.write(chunk);
+    callback();
+  }
+
+  override _flush(callback: TransformCallback): void {
+    this.#decoder.end();
+    callback();
+  }
+}
+
+/**
+ * The value an {@link NdjsonDecoder} pushes for a line that is JSON `null` (a stream cannot carry
+ * `null` itself).
+ */
+export const NULL_VALUE: unique symbol = Symbol('acp-wire.null');
+
+/**
+ * A Transform from JSON values (writable side in object mode) to NDJSON bytes, one line each.
+ *
+ * @remarks A value that cannot be serialized fails the write with a {@link SerializationError}.
+ */
+export class NdjsonEncoder extends Transform {
+  constructor() {
+    super({ writableObjectMode: true });
+  }
+
+  override _transform(value: unknown, _encoding: BufferEncoding, callback: TransformCallback): void {
+    let line: string;
+    try {
+      line = encodeMessage(value);
+    } catch (err) {
+      callback(err as Error);
+      return;
+    }
+    callback(null, line);
+  }
+}

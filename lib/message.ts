@@ -1,0 +1,155 @@
+/**
+ * JSON-RPC 2.0 message types and the guards that classify a decoded JSON value.
+ *
+ * @packageDocumentation
+ */
+
+/** Any JSON value. */
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** A JSON object. */
+export type JsonObject = { [key: string]: JsonValue };
+
+/** The `params` of a request or notification: an object or an array (by-name or by-position). */
+export type Params = JsonObject | JsonValue[];
+
+/**
+ * A JSON-RPC request id.
+ *
+ * @remarks
+ * Ids are matched by JSON value and type: `1` and `"1"` are different ids.
+ */
+export type RequestId = string | number | null;
+
+/** A JSON-RPC request: has a `method` and an `id`. */
+export interface RequestMessage {
+  jsonrpc: '2.0';
+  id: RequestId;
+  method: string;
+  params?: Params;
+}
+
+/** A JSON-RPC notification: has a `method` and no `id`; it is never answered. */
+export interface NotificationMessage {
+  jsonrpc: '2.0';
+  method: string;
+  params?: Params;
+}
+
+/** The `error` member of an error response. */
+export interface ErrorObject {
+  code: number;
+  message: string;
+  data?: JsonValue;
+}
+
+/** A successful response. */
+export interface SuccessResponse {
+  jsonrpc: '2.0';
+  id: RequestId;
+  result: JsonValue;
+}
+
+/** An error response. */
+export interface ErrorResponse {
+  jsonrpc: '2.0';
+  id: RequestId;
+  error: ErrorObject;
+}
+
+/** Any JSON-RPC response. */
+export type ResponseMessage = SuccessResponse | ErrorResponse;
+
+/** Any JSON-RPC 2.0 message. */
+export type Message = RequestMessage | NotificationMessage | ResponseMessage;
+
+/** The JSON-RPC protocol version string every message carries. */
+export const JSONRPC_VERSION = '2.0';
+
+/**
+ * Whether `value` is a valid request id: a string, a number or `null`.
+ *
+ * @remarks Non-finite numbers cannot come out of JSON and are rejected.
+ */
+export function isRequestId(value: unknown): value is RequestId {
+  return value === null || typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
+}
+
+/** Whether `value` is a valid `params` member: a non-null object or an array. */
+export function isParams(value: unknown): value is Params {
+  return typeof value === 'object' && value !== null;
+}
+
+/** Whether `value` is a JSON-RPC error object (`code` integer, `message` string). */
+export function isErrorObject(value: unknown): value is ErrorObject {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const v = value as { code?: unknown; message?: unknown };
+  return Number.isInteger(v.code) && typeof v.message === 'string';
+}
+
+/**
+ * The result of classifying one decoded JSON value.
+ *
+ * @remarks
+ * `invalid` carries the reason and the id to answer with (`null` when the message had no valid id);
+ * `badResponse` is a message without `method` that is not a well-formed response (it is logged and
+ * dropped, never answered).
+ */
+export type Classified =
+  | { kind: 'request'; message: RequestMessage }
+  | { kind: 'notification'; message: NotificationMessage }
+  | { kind: 'response'; message: ResponseMessage }
+  | { kind: 'invalid'; id: RequestId; reason: string }
+  | { kind: 'badResponse'; reason: string };
+
+/**
+ * Classifies a decoded JSON value as a request, notification or response, or says why it is invalid.
+ *
+ * @remarks
+ * Follows the wire contract: arrays (batches) are invalid; `jsonrpc` must be `"2.0"`; `method` a
+ * string; `id`, when present, a string, number or null; `params`, when present, an object or array.
+ * A message without `method` is a response and must carry exactly one of `result` and `error`.
+ */
+export function classify(value: unknown): Classified {
+  if (typeof value !== 'object' || value === null) {
+    return { kind: 'invalid', id: null, reason: 'a message must be a JSON object' };
+  }
+  if (Array.isArray(value)) {
+    return { kind: 'invalid', id: null, reason: 'batches are not supported' };
+  }
+  const m = value as Record<string, unknown>;
+  const hasId = Object.hasOwn(m, 'id');
+  const validId = hasId && isRequestId(m.id);
+  const replyId = validId ? (m.id as RequestId) : null;
+  if (m.jsonrpc !== JSONRPC_VERSION) {
+    return { kind: 'invalid', id: replyId, reason: '"jsonrpc" must be "2.0"' };
+  }
+  if (!Object.hasOwn(m, 'method')) {
+    return classifyResponse(m, hasId, validId);
+  }
+  if (typeof m.method !== 'string') {
+    return { kind: 'invalid', id: replyId, reason: '"method" must be a string' };
+  }
+  if (hasId && !validId) {
+    return { kind: 'invalid', id: null, reason: '"id" must be a string, a number or null' };
+  }
+  if (Object.hasOwn(m, 'params') && !isParams(m.params)) {
+    return { kind: 'invalid', id: replyId, reason: '"params" must be an object or an array' };
+  }
+  return hasId
+    ? { kind: 'request', message: m as unknown as RequestMessage }
+    : { kind: 'notification', message: m as unknown as NotificationMessage };
+}
+
+function classifyResponse(m: Record<string, unknown>, hasId: boolean, validId: boolean): Classified {
+  if (!hasId || !validId) return { kind: 'badResponse', reason: 'a response needs a valid "id"' };
+  const hasResult = Object.hasOwn(m, 'result');
+  const hasError = Object.hasOwn(m, 'error');
+  if (hasResult === hasError) {
+    return { kind: 'badResponse', reason: 'a response needs exactly one of "result" and "error"' };
+  }
+  if (hasError && !isErrorObject(m.error)) {
+    return { kind: 'badResponse', reason: '"error" must have an integer "code" and a string "message"' };
+  }
+  return { kind: 'response', message: m as unknown as ResponseMessage };
+}

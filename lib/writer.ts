@@ -1,0 +1,87 @@
+/**
+ * Batches outgoing lines into one `write()` per event-loop turn and reports backpressure.
+ *
+ * @packageDocumentation
+ */
+import type { Writable } from 'node:stream';
+
+/** Callbacks of a {@link LineWriter}. @internal */
+export interface WriterEvents {
+  /** The output is full (`true`) or drained again (`false`). */
+  backpressure(isFull: boolean): void;
+}
+
+/**
+ * Queues lines and writes them together at the end of the current turn (`setImmediate`), so a
+ * burst of answers costs one `write()`. Honours backpressure: reports when the output is full and
+ * when it has drained.
+ *
+ * @internal
+ */
+export class LineWriter {
+  readonly #out: Writable;
+  readonly #events: WriterEvents;
+  #queue = '';
+  #immediate: NodeJS.Immediate | undefined;
+  #isFull = false;
+  #isEnded = false;
+
+  constructor(out: Writable, events: WriterEvents) {
+    this.#out = out;
+    this.#events = events;
+  }
+
+  /** Queues one complete line (with its newline). Ignored once ended. */
+  write(line: string): void {
+    if (this.#isEnded) return;
+    this.#queue += line;
+    this.#immediate ??= setImmediate(this.flush);
+  }
+
+  /** Writes what is queued now. */
+  readonly flush = (): void => {
+    if (this.#immediate) {
+      clearImmediate(this.#immediate);
+      this.#immediate = undefined;
+    }
+    if (this.#queue.length === 0 || this.#out.destroyed || this.#out.writableEnded) {
+      this.#queue = '';
+      return;
+    }
+    const chunk = this.#queue;
+    this.#queue = '';
+    if (!this.#out.write(chunk) && !this.#isFull) {
+      this.#isFull = true;
+      this.#out.once('drain', this.#onDrain);
+      this.#events.backpressure(true);
+    }
+  };
+
+  readonly #onDrain = (): void => {
+    this.#isFull = false;
+    if (!this.#isEnded) this.#events.backpressure(false);
+  };
+
+  /**
+   * Flushes, stops accepting lines and, when `endOutput`, ends the output. Resolves once the output
+   * has finished (or failed, or was already gone).
+   */
+  end(endOutput: boolean): Promise<void> {
+    this.flush();
+    this.#isEnded = true;
+    this.#out.removeListener('drain', this.#onDrain);
+    const out = this.#out;
+    if (!endOutput || out.destroyed || out.writableFinished) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        out.removeListener('error', done);
+        out.removeListener('close', done);
+        resolve();
+      };
+      out.once('error', done);
+      out.once('close', done);
+      if (out.writableEnded) out.once('finish', done);
+      else out.end(done);
+    });
+  }
+}
