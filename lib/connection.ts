@@ -29,6 +29,7 @@ import {
   type ResponseMessage,
 } from './message';
 import { CANCEL_REQUEST_METHOD, isSuccessorEnvelope } from './protocol';
+import { encodeResponseWithRawId, exactIdText, isInexactId } from './raw-id';
 import { InboundRequest, Responder, type InboundWire } from './responder';
 import { trackDrop } from './responder-tracker';
 import { Router, type NotificationHandler, type RequestHandler } from './router';
@@ -231,7 +232,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   readonly #sink: LineSink = {
     value: (value, line) => {
       if (this.#logger.traces) this.#logger.log('trace', `<- ${line}`);
-      this.#receive(value);
+      this.#receive(value, line);
     },
     error: (error) => {
       if (error.code === 'ACP_WIRE_JSON_PARSE') this.#sendError(null, RpcError.parseError().toJSON());
@@ -259,26 +260,27 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     else this.#input.resume();
   }
 
-  #receive(value: unknown): void {
+  #receive(value: unknown, line: string): void {
     if (this.#closeReason) return;
     const c = classify(value);
     switch (c.kind) {
       case 'request':
-        return this.#dispatchRequest(c.message);
+        return this.#dispatchRequest(c.message, line);
       case 'notification':
         return this.#dispatchNotification(c.message);
       case 'response':
         return this.#route(c.message);
       case 'invalid':
-        this.#sendError(c.id, RpcError.invalidRequest(c.reason).toJSON());
+        this.#sendError(c.id, RpcError.invalidRequest(c.reason).toJSON(), line);
         return this.#report(new ProtocolError(`invalid message answered -32600: ${c.reason}`));
       case 'badResponse':
         return this.#report(new ProtocolError(`dropped a malformed response: ${c.reason}`));
     }
   }
 
-  #dispatchRequest(message: RequestMessage): void {
+  #dispatchRequest(message: RequestMessage, line: string): void {
     const request = new InboundRequest(message.id, message.method, this.#inbound);
+    if (isInexactId(message.id)) request.rawId = exactIdText(line, message.id);
     const refusal = this.#gate?.(request, message);
     if (refusal) return request.deliver(undefined, refusal);
     const handler = this.#router.requestHandler(message.method);
@@ -305,20 +307,33 @@ export class Connection extends EventEmitter<ConnectionEvents> {
 
   #handlerReturned(responder: Responder, request: InboundRequest, value: unknown): void {
     if (request.isSettled) return;
-    if (value === undefined) request.watchForDrop();
-    else responder.respond(value);
+    if (value === undefined) return request.watchForDrop();
+    try {
+      responder.respond(value);
+    } catch (thrown) {
+      // The returned value could not be serialized: answer with that failure instead.
+      this.#handlerFailed(responder, request, thrown);
+    }
   }
 
   #handlerFailed(_responder: Responder, request: InboundRequest, thrown: unknown): void {
-    if (!request.isSettled) return request.deliver(undefined, RpcError.fromThrown(thrown));
-    this.#logger.log('warn', `handler of \`${request.method}\` failed after answering: ${describeThrown(thrown)}`);
+    if (request.isSettled) {
+      this.#logger.log('warn', `handler of \`${request.method}\` failed after answering: ${describeThrown(thrown)}`);
+      return;
+    }
+    try {
+      request.deliver(undefined, RpcError.fromThrown(thrown));
+    } catch (unserializable) {
+      // An RpcError whose data cannot be serialized: say so rather than leave the request open.
+      request.deliver(undefined, RpcError.internalError(describeThrown(unserializable)).toJSON());
+    }
   }
 
   #dispatchNotification(message: NotificationMessage): void {
     const target = cancelTarget(message);
     if (target !== undefined) {
       if (target.ok) this.#inflight.get(target.id)?.cancel();
-      else this.#logger.log('warn', `ignored a malformed ${CANCEL_REQUEST_METHOD}: ${JSON.stringify(message.params)}`);
+      else this.#logger.log('warn', `ignored a malformed ${CANCEL_REQUEST_METHOD}: ${describeThrown(message.params)}`);
     }
     const handler = this.#router.notificationHandler(message.method);
     if (!handler) return;
@@ -366,15 +381,18 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   #finish(request: InboundRequest, result: JsonValue | undefined, error: ErrorObject | undefined): void {
     if (this.#closeReason) return;
     const line =
-      error === undefined
-        ? encodeMessage({ jsonrpc: '2.0', id: request.id, result: result ?? null })
-        : encodeMessage({ jsonrpc: '2.0', id: request.id, error });
+      request.rawId !== undefined
+        ? encodeResponseWithRawId(request.rawId, error === undefined ? { result: result ?? null } : { error })
+        : error === undefined
+          ? encodeMessage({ jsonrpc: '2.0', id: request.id, result: result ?? null })
+          : encodeMessage({ jsonrpc: '2.0', id: request.id, error });
     if (this.#inflight.get(request.id) === request) this.#inflight.delete(request.id);
     this.#send(line);
   }
 
-  #sendError(id: RequestId, error: ErrorObject): void {
-    this.#send(encodeMessage({ jsonrpc: '2.0', id, error }));
+  #sendError(id: RequestId, error: ErrorObject, line?: string): void {
+    const rawId = line !== undefined && isInexactId(id) ? exactIdText(line, id) : undefined;
+    this.#send(rawId === undefined ? encodeMessage({ jsonrpc: '2.0', id, error }) : encodeResponseWithRawId(rawId, { error }));
   }
 
   #send(line: string): void {

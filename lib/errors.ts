@@ -110,7 +110,17 @@ export function describeThrown(thrown: unknown): string {
   try {
     return typeof thrown === 'string' ? thrown : String(JSON.stringify(thrown) ?? thrown);
   } catch {
+    return fallbackDescription(thrown);
+  }
+}
+
+/** A description that cannot throw, for values JSON cannot serialize (cycles, deep nesting). */
+function fallbackDescription(thrown: unknown): string {
+  try {
     return String(thrown);
+  } catch {
+    // String() itself fails on deeply nested arrays and on objects without a usable toString.
+    return Object.prototype.toString.call(thrown);
   }
 }
 

@@ -10,10 +10,11 @@ import { FrameTooLargeError, JsonParseError, SerializationError } from './errors
 export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
 
 const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
 
 /** What a {@link LineDecoder} reports for each line. */
 export interface LineSink {
-  /** A line that parsed as JSON. `line` is its text (without the newline). */
+  /** A line that parsed as JSON. `line` is its text, without the `\n` (or `\r\n`) ending it. */
   value(value: unknown, line: string): void;
   /** A line that could not be decoded; the decoder goes on with the next line. */
   error(error: JsonParseError | FrameTooLargeError): void;
@@ -112,6 +113,8 @@ export class LineDecoder {
       this.#sink.error(new FrameTooLargeError(this.#max));
       return;
     }
+    // A CRLF line's `\r` is not part of its text (the sink's `line` goes into logs and id echo).
+    if (end > start && buf[end - 1] === CARRIAGE_RETURN) end--;
     if (end === start) return;
     const text = buf.toString('utf8', start, end);
     let value: unknown;

@@ -46,7 +46,7 @@ export interface StderrLoggerOptions {
  */
 export function createStderrLogger(options: StderrLoggerOptions = {}): Logger {
   const level = options.level ?? 'warn';
-  if (!(level in RANK)) throw new RangeError(`level must be one of ${Object.keys(RANK).join(', ')}`);
+  if (!Object.hasOwn(RANK, level)) throw new RangeError(`level must be one of ${Object.keys(RANK).join(', ')}`);
   const min = RANK[level];
   const prefix = options.name === undefined ? '' : ` ${options.name}`;
   const write = options.write ?? ((text: string) => void process.stderr.write(text));
@@ -65,6 +65,6 @@ export function createStderrLogger(options: StderrLoggerOptions = {}): Logger {
  */
 export function defaultLogger(name?: string): Logger {
   const level = process.env.ACP_WIRE_LOG;
-  if (level === undefined || level === '' || !(level in RANK)) return silentLogger;
+  if (level === undefined || !Object.hasOwn(RANK, level)) return silentLogger;
   return createStderrLogger({ level: level as LogLevel, name });
 }

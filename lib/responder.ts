@@ -30,12 +30,16 @@ const HANDED_OFF = 2;
 export class InboundRequest implements DropTarget {
   #phase = PENDING;
   #controller: AbortController | undefined;
+  /** Why the signal aborted, kept so a signal first read after the abort is aborted too. */
+  #abortReason: Error | undefined;
   #cancelHooks: (() => void)[] | undefined;
   /** The peer cancelled the request with `$/cancel_request`. */
   isCancelled = false;
   #isWatched = false;
   /** Called once with whether the answer was an error, when the request is answered. */
   onAnswer: ((isError: boolean) => void) | undefined;
+  /** The id's text as received, when its parsed number is inexact (beyond 2^53, a fraction). */
+  rawId: string | undefined;
 
   constructor(
     readonly id: RequestId,
@@ -52,7 +56,10 @@ export class InboundRequest implements DropTarget {
   }
 
   get signal(): AbortSignal {
-    this.#controller ??= new AbortController();
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#abortReason) this.#controller.abort(this.#abortReason);
+    }
     return this.#controller.signal;
   }
 
@@ -99,7 +106,7 @@ export class InboundRequest implements DropTarget {
   cancel(): void {
     if (this.isCancelled || this.#phase === ANSWERED) return;
     this.isCancelled = true;
-    this.#controller?.abort(RpcError.requestCancelled());
+    this.#abort(RpcError.requestCancelled());
     const hooks = this.#cancelHooks;
     this.#cancelHooks = undefined;
     if (hooks) for (const hook of hooks) hook();
@@ -119,11 +126,22 @@ export class InboundRequest implements DropTarget {
     };
   }
 
-  /** The connection closed: abort the signal so the handler can stop; nothing will be sent. */
+  /**
+   * The connection closed: abort the signal so the handler can stop, and cancel what was forwarded
+   * on its behalf (nobody is left to read the answer); nothing will be sent.
+   */
   abandon(reason: ConnectionClosedError): void {
     this.#unwatch();
-    this.#controller?.abort(reason);
+    this.#abort(reason);
+    const hooks = this.#cancelHooks;
     this.#cancelHooks = undefined;
+    if (hooks) for (const hook of hooks) hook();
+  }
+
+  #abort(reason: Error): void {
+    if (this.#abortReason) return;
+    this.#abortReason = reason;
+    this.#controller?.abort(reason);
   }
 
   /** The automatic answer for a dropped responder, unless answered, handed off or closing. */

@@ -1,0 +1,91 @@
+import { expect } from 'chai';
+import { SerializationError } from '../lib';
+import { encodeResponseWithRawId, exactIdText, findRawId, isInexactId } from '../lib/raw-id';
+import { deeplyNestedArray } from './helpers/raw-peer';
+
+describe('raw-id', () => {
+  describe('isInexactId()', () => {
+    it('is false for safe integers, strings and null', () => {
+      expect([0, -5, 2 ** 53 - 1, 'x', null].map(isInexactId)).to.deep.equal([false, false, false, false, false]);
+    });
+
+    it('is true for integers beyond 2^53 and for fractions', () => {
+      expect([2 ** 53, -(2 ** 60), 1.5, 1e21].map(isInexactId)).to.deep.equal([true, true, true, true]);
+    });
+  });
+
+  describe('findRawId()', () => {
+    const found: [string, string, string][] = [
+      ['a number', '{"jsonrpc":"2.0","id":9007199254740993,"method":"m"}', '9007199254740993'],
+      ['a string', '{"id":"a\\"b","method":"m"}', '"a\\"b"'],
+      ['null', '{"id":null}', 'null'],
+      ['an exponent', '{"method":"m","id":1E+400}', '1E+400'],
+      ['a negative fraction', '{"id":-0.50}', '-0.50'],
+      ['the last of duplicate members', '{"id":1,"method":"m","id":22}', '22'],
+      ['a key written with escapes', '{"\\u0069d":77}', '77'],
+      ['whitespace around members', ' { "a" : 1 ,\t"id"\r: 12345678901234567890 } ', '12345678901234567890'],
+    ];
+    for (const [name, text, raw] of found) {
+      it(`finds ${name}`, () => {
+        expect(findRawId(text)).to.equal(raw);
+      });
+    }
+
+    it('skips "id" inside nested objects, arrays and strings', () => {
+      const text = '{"params":{"id":1,"x":[{"id":2}]},"s":"\\"id\\":3","id":4}';
+      expect(findRawId(text)).to.equal('4');
+    });
+
+    it('skips brackets inside strings of nested values', () => {
+      expect(findRawId('{"params":["]}",{"k":"{["}],"id":5}')).to.equal('5');
+    });
+
+    it('returns undefined when the object has no id member', () => {
+      expect(findRawId('{"jsonrpc":"2.0","method":"m","params":{"id":1}}')).to.equal(undefined);
+    });
+
+    for (const text of ['', '[1]', '42', '{}', '{"id":', '{"id":1', '{"id" 1}', '{"a":"unterminated', '{id:1}', '{"id":1 "b":2}']) {
+      it(`returns undefined for ${JSON.stringify(text)}`, () => {
+        expect(findRawId(text)).to.equal(undefined);
+      });
+    }
+
+    it('skips a value nested 100,000 levels deep without recursion', () => {
+      expect(findRawId(`{"params":${deeplyNestedArray(100_000)},"id":6}`)).to.equal('6');
+    });
+  });
+
+  describe('exactIdText()', () => {
+    it('returns the token of an id that JSON.parse rounds', () => {
+      const line = '{"jsonrpc":"2.0","id":9007199254740993,"method":"m"}';
+      expect(exactIdText(line, JSON.parse(line).id)).to.equal('9007199254740993');
+    });
+
+    it('returns undefined when the token does not read back as the id', () => {
+      expect(exactIdText('{"id":9007199254740993}', 5)).to.equal(undefined);
+    });
+
+    it('returns undefined when the member is not a number token', () => {
+      expect(exactIdText('{"id":"1.5"}', 1.5)).to.equal(undefined);
+    });
+  });
+
+  describe('encodeResponseWithRawId()', () => {
+    it('writes a result response with the id token verbatim', () => {
+      expect(encodeResponseWithRawId('9007199254740993', { result: { a: [1] } })).to.equal(
+        '{"jsonrpc":"2.0","id":9007199254740993,"result":{"a":[1]}}\n',
+      );
+    });
+
+    it('writes an error response with the id token verbatim', () => {
+      expect(encodeResponseWithRawId('1.50', { error: { code: -32601, message: 'Method not found', data: 'm' } })).to.equal(
+        '{"jsonrpc":"2.0","id":1.50,"error":{"code":-32601,"message":"Method not found","data":"m"}}\n',
+      );
+    });
+
+    it('throws SerializationError when the result cannot be serialized', () => {
+      const result = { n: 1n } as unknown as null;
+      expect(() => encodeResponseWithRawId('1.5', { result })).to.throw(SerializationError);
+    });
+  });
+});
