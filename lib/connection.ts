@@ -361,7 +361,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
 
   #publish(request: OutboundRequest): void {
     if (this.#closeReason) {
-      return request.fail(new ConnectionClosedError(this.#closeReason, request.method), transportClosed(request.method));
+      return request.fail(new ConnectionClosedError(this.#closeReason, request.method), transportClosed);
     }
     const id = this.#nextId++;
     const line =
@@ -411,7 +411,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     const pending = [...this.#pending.values()];
     this.#pending.clear();
     for (const request of pending) {
-      request.fail(new ConnectionClosedError(reason, request.method, error && { cause: error }), transportClosed(request.method));
+      request.fail(new ConnectionClosedError(reason, request.method, error && { cause: error }), transportClosed);
     }
     if (error) this.#logger.log('warn', `connection closed (${reason}): ${describeThrown(error)}`);
     const endOutput = this.#endOutput && reason !== 'output error';
@@ -447,6 +447,7 @@ export function closeConnection(connection: Connection, reason: CloseReason, err
 
 function ignore(): void {}
 
+/** The answer upstream gets when this connection closes before a forwarded request was answered. */
 function transportClosed(method: string): ErrorObject {
   return RpcError.internalError({ reason: 'incoming_transport_closed', method }).toJSON();
 }

@@ -54,6 +54,34 @@ export { configureIdleCollection } from './idle-collector';
 export type { IdleCollectionOptions } from './idle-collector';
 export { InitializeGate } from './acp/initialize';
 export type { InitializeGateOptions, InitializeState } from './acp/initialize';
+export {
+  ACP_PROTOCOL_VERSION,
+  AcpClient,
+  SESSION_CANCEL_METHOD,
+  SESSION_NEW_METHOD,
+  SESSION_PROMPT_METHOD,
+  SESSION_UPDATE_METHOD,
+} from './acp/client';
+export type {
+  InitializeParams,
+  InitializeResult,
+  NewSessionParams,
+  NewSessionResult,
+  PromptParams,
+  PromptResult,
+  SessionUpdateHandler,
+  SessionUpdateOptions,
+  SessionUpdateParams,
+} from './acp/client';
+export { innermostMessage, successorTarget, unwrapSuccessor, wrapSuccessor } from './acp/successor';
+export type { MessageTarget, SuccessorEnvelope } from './acp/successor';
+export { isCancelNotification, sendProxiedMessageTo } from './acp/forwarding';
+export { ProxyComponent } from './acp/proxy';
+export type { SuccessorRequestHandler } from './acp/proxy';
+export { Conductor } from './acp/conductor';
+export type { ConductorOptions, ConductorOutcome } from './acp/conductor';
+export type { ChainComponent, ComponentRole, ComponentSource } from './acp/chain-component';
+export { CommandLineError, splitCommandLine } from './acp/command-line';
 export { createConnectionPair } from './transports/pair';
 export { connectStdio } from './transports/stdio';
 export { spawnConnection } from './transports/child-process';

@@ -48,6 +48,9 @@ export class OutboundRequest implements DropTarget {
   #deferred: Deferred | undefined;
   #cleanups: (() => void)[] | undefined;
   #forwardTo: InboundRequest | undefined;
+  #isForwarded = false;
+  /** Builds the wire error a forwarded upstream gets for a local failure (closed, aborted, timed out). */
+  #forwardError: ForwardedError | undefined;
 
   constructor(
     readonly method: string,
@@ -87,20 +90,21 @@ export class OutboundRequest implements DropTarget {
     if (this.#phase === SETTLED) return;
     this.#phase = SETTLED;
     this.#cleanup();
-    if (this.#forwardTo) {
-      this.#forwardTo.deliver(result, error);
-    } else if (!this.isDetached) {
+    // A forwarded request still settles for a caller that also awaits it.
+    this.#forwardTo?.deliver(result, error);
+    if (!this.isDetached) {
       this.#complete(result, error === undefined ? undefined : RpcError.fromJSON(error));
     }
   }
 
   /** The request failed locally (connection closed, or never sent). */
-  fail(error: Error, forwardedError: ErrorObject): void {
+  fail(error: Error, forwardedError: ForwardedError): void {
     if (this.#phase === SETTLED) return;
     this.#phase = SETTLED;
     this.#cleanup();
-    if (this.#forwardTo) this.#forwardTo.deliver(undefined, forwardedError);
-    else if (!this.isDetached) this.#complete(undefined, error);
+    this.#forwardError = forwardedError;
+    if (this.#forwardTo) this.#forwardTo.deliver(undefined, forwardedError(this.#forwardTo.method));
+    if (!this.isDetached) this.#complete(undefined, error);
   }
 
   /** The caller stops waiting: reject it now; a later answer is discarded. */
@@ -110,8 +114,9 @@ export class OutboundRequest implements DropTarget {
     this.isDetached = true;
     this.#forwardTo = undefined;
     this.#cleanup();
-    if (forwardTo) forwardTo.deliver(undefined, RpcError.internalError({ reason: 'request_timeout', method: this.method }).toJSON());
-    else this.#complete(undefined, error);
+    this.#forwardError = (method) => RpcError.internalError({ reason: 'request_timeout', method }).toJSON();
+    if (forwardTo) forwardTo.deliver(undefined, this.#forwardError(forwardTo.method));
+    this.#complete(undefined, error);
   }
 
   /** The promise of the answer (created on first use, so an unconsumed error never goes unhandled). */
@@ -131,13 +136,21 @@ export class OutboundRequest implements DropTarget {
     return this.#deferred.promise;
   }
 
-  /** Hands the answer to `upstream` (a received request); its cancellation is re-issued here. */
+  /**
+   * Hands the answer to `upstream` (a received request); its cancellation is re-issued here.
+   * Throws, before handing anything off, when the answer can never reach `upstream`.
+   */
   forwardTo(upstream: InboundRequest): void {
+    if (this.#isForwarded) throw new Error(`the answer of \`${this.method}\` is already forwarded to another request`);
+    if (this.#phase === SETTLED && !this.#hasOutcome) {
+      throw new Error(`\`${this.method}\` was detached and its answer discarded: it cannot be forwarded`);
+    }
     upstream.handOff();
     this.isConsumed = true;
+    this.#isForwarded = true;
     if (this.#hasOutcome) {
       const error = this.#error;
-      upstream.deliver(this.#result, error === undefined ? undefined : toErrorObject(error, this.method));
+      upstream.deliver(this.#result, error === undefined ? undefined : (this.#forwardError ?? toErrorObject(error))(upstream.method));
       return;
     }
     this.#forwardTo = upstream;
@@ -168,9 +181,12 @@ export class OutboundRequest implements DropTarget {
   }
 }
 
-function toErrorObject(error: Error, method: string): ErrorObject {
-  if (error instanceof RpcError) return error.toJSON();
-  return { code: ErrorCode.InternalError, message: 'Internal error', data: { reason: 'incoming_transport_closed', method } };
+/** The wire error a forwarded upstream gets, given the upstream request's method. @internal */
+export type ForwardedError = (upstreamMethod: string) => ErrorObject;
+
+function toErrorObject(error: Error): ForwardedError {
+  if (error instanceof RpcError) return () => error.toJSON();
+  return (method) => ({ code: ErrorCode.InternalError, message: 'Internal error', data: { reason: 'incoming_transport_closed', method } });
 }
 
 /** Options of `Connection.sendRequest`. */
@@ -323,8 +339,12 @@ export class SentRequest<R = unknown> implements PromiseLike<R> {
    * @remarks
    * The upstream responder counts as handed off (no automatic answer); an upstream cancel is
    * re-issued here at most once, with this connection's id; if this connection closes first,
-   * upstream is answered `-32603` with data `{"reason":"incoming_transport_closed","method"}`.
+   * upstream is answered `-32603` with data `{"reason":"incoming_transport_closed","method"}`, naming
+   * the upstream request's method.
+   * Awaiting this request as well still settles it with the same answer.
    * @throws AlreadyAnsweredError if the responder was already answered or handed off
+   * @throws Error if this request's answer is already forwarded, or was discarded (detached and
+   * already settled); the responder is then left as it was
    */
   forwardResponseTo(responder: Responder<never>): void {
     this.#request.forwardTo(inboundRequestOf(responder));
@@ -394,7 +414,7 @@ export function publishRequest<R>(request: OutboundRequest, options: SendRequest
   const sent = new SentRequest<R>(request);
   const { signal } = options;
   if (signal?.aborted) {
-    request.fail(toError(signal.reason), RpcError.requestCancelled().toJSON());
+    request.fail(toError(signal.reason), () => RpcError.requestCancelled().toJSON());
     return sent;
   }
   request.wire.publish(request);

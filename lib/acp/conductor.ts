@@ -1,0 +1,245 @@
+/**
+ * The conductor of an ACP proxy chain: it speaks to a client, runs each component, and routes
+ * messages hop by hop between them.
+ *
+ * @packageDocumentation
+ */
+import type { Connection } from '../connection';
+import { RpcError } from '../errors';
+import type { Logger } from '../logger';
+import type { NotificationMessage } from '../message';
+import {
+  INITIALIZE_METHOD,
+  LEGACY_PROXY_INITIALIZE_METHOD,
+  LEGACY_PROXY_SUCCESSOR_METHOD,
+  PROXY_INITIALIZE_METHOD,
+  PROXY_SUCCESSOR_METHOD,
+} from '../protocol';
+import type { Responder } from '../responder';
+import type { ChildExit } from '../transports/child-process';
+import {
+  describeExit,
+  resolveSource,
+  startComponent,
+  type ChainComponent,
+  type ComponentSource,
+  type StartedComponent,
+} from './chain-component';
+import { isCancelNotification, sendProxiedMessageTo } from './forwarding';
+import { successorTarget, unwrapSuccessor, type MessageTarget } from './successor';
+
+/** Options of a {@link Conductor}. */
+export interface ConductorOptions {
+  /** The connection to the client (e.g. `connectStdio()` or a TCP connection). */
+  client: Connection;
+  /** The proxies in order, then the agent (last). At least one (the agent). */
+  components: readonly ComponentSource[];
+  /** The logger of the connection to each component, by name (`proxy1`, …, `agent`). Default: `ACP_WIRE_LOG`. */
+  logger?: (name: string) => Logger;
+  /** A spawned component's stderr: passed through (`inherit`, default), `pipe`d or `ignore`d. */
+  stderr?: 'inherit' | 'pipe' | 'ignore';
+  /** How long to wait for a component to exit after its stdin is closed before SIGTERM (then SIGKILL). Default 2000 ms. */
+  killTimeoutMs?: number;
+}
+
+/** Why and how a chain ended. */
+export interface ConductorOutcome {
+  /** The client went away, a component ended (died or closed its connection), or `close()` was called. */
+  reason: 'client closed' | 'component ended' | 'closed locally';
+  /** The component that ended, for `component ended`. */
+  component?: ChainComponent;
+  /** How that component's process ended, when it is a child process. */
+  exit?: ChildExit;
+  /** One line for a person, e.g. `agent (node agent.js) exited with code 3`. */
+  message: string;
+}
+
+const ENVELOPES = [PROXY_SUCCESSOR_METHOD, LEGACY_PROXY_SUCCESSOR_METHOD];
+const PROXY_INITIALIZES = [PROXY_INITIALIZE_METHOD, LEGACY_PROXY_INITIALIZE_METHOD];
+
+/**
+ * Runs a proxy chain — client → proxies… → agent — and routes every message hop by hop.
+ *
+ * @remarks
+ * - Each component is started at once (a command is spawned with its stdio as the connection and
+ *   its stderr passed through). The last component is the agent; the others are proxies.
+ * - The client's messages go to the first component plain; a proxy's `proxy/successor` envelope is
+ *   unwrapped and sent to the next component plain; a component's plain messages go to its
+ *   predecessor — inside a `proxy/successor` envelope when that is a proxy, plain to the client.
+ *   Every forwarded request gets a new id on the next connection.
+ * - `initialize` is sent to a proxy as `proxy/initialize` and to the agent as `initialize`. A
+ *   client's `proxy/initialize` or `proxy/successor` request is refused `-32600`, as is a
+ *   `proxy/successor` request from the agent; a malformed envelope from a proxy is answered `-32602`.
+ * - Cancellation goes hop by hop: a raw `$/cancel_request` is never forwarded; the connection that
+ *   receives it marks the request cancelled and the forwarded request is cancelled once on the next
+ *   hop with that hop's id. A cancel for a finished request goes nowhere.
+ * - When the client goes away or any component ends, the chain shuts down: every pending request
+ *   is answered with an error (`-32603` with data `{"reason":"incoming_transport_closed","method"}`)
+ *   where an answer can still be delivered, every connection is closed, every child is reaped
+ *   (killed if it lingers), then {@link Conductor.closed} resolves. Nothing is restarted.
+ * - The routing is installed as handlers on the client connection and on each component's
+ *   connection (their `onAnyRequest`/`onAnyNotification` fallbacks and the `proxy/*` methods):
+ *   do not register handlers of your own on them.
+ *
+ * @example
+ * ```ts
+ * const conductor = new Conductor({
+ *   client: connectStdio(),
+ *   components: ['node dist/examples/passthrough-proxy.js', 'node dist/examples/conformance-agent.js'],
+ * });
+ * const outcome = await conductor.closed;
+ * process.exitCode = outcome.reason === 'component ended' ? 1 : 0;
+ * ```
+ */
+export class Conductor {
+  readonly #client: Connection;
+  readonly #components: StartedComponent[];
+  readonly #closed: Promise<ConductorOutcome>;
+  #end!: (outcome: Omit<ConductorOutcome, 'message' | 'exit'>) => void;
+
+  /**
+   * Starts every component and begins routing.
+   *
+   * @throws TypeError if `components` is empty or a component is invalid
+   * @throws CommandLineError if a command line cannot be split (nothing is started)
+   */
+  constructor(options: ConductorOptions) {
+    const { client, components } = options;
+    if (!client || typeof client.sendRequest !== 'function') throw new TypeError('client must be a Connection');
+    if (!Array.isArray(components) || components.length === 0) throw new TypeError('components must list at least the agent');
+    components.forEach(resolveSource);
+    this.#client = client;
+    const last = components.length - 1;
+    this.#components = components.map((source, index) =>
+      startComponent(source, describe(source), {
+        index,
+        role: index === last ? 'agent' : 'proxy',
+        logger: options.logger,
+        stderr: options.stderr ?? 'inherit',
+        killTimeoutMs: options.killTimeoutMs,
+      }),
+    );
+    this.#closed = new Promise((resolve) => {
+      let ending = false;
+      this.#end = (outcome) => {
+        if (ending) return;
+        ending = true;
+        resolve(this.#shutdown(outcome));
+      };
+    });
+    this.#routeClient();
+    this.#components.forEach((component) => this.#routeComponent(component));
+    this.#watchEnds();
+  }
+
+  /** The running components, proxies first, the agent last. */
+  get components(): readonly ChainComponent[] {
+    return this.#components;
+  }
+
+  /** Resolves once the chain has shut down (every connection closed, every child reaped). Never rejects. */
+  get closed(): Promise<ConductorOutcome> {
+    return this.#closed;
+  }
+
+  /** Shuts the chain down (see the class remarks) and resolves with its outcome. Idempotent. */
+  close(): Promise<ConductorOutcome> {
+    this.#end({ reason: 'closed locally' });
+    return this.#closed;
+  }
+
+  #routeClient(): void {
+    const client = this.#client;
+    const first = componentTarget(this.#components[0]!);
+    for (const method of [...PROXY_INITIALIZES, ...ENVELOPES]) {
+      client.onRequest(method, () => {
+        throw RpcError.invalidRequest(`\`${method}\` is not accepted from a client`);
+      });
+    }
+    for (const method of ENVELOPES) client.onNotification(method, (_params, message) => this.#ignore(client, message));
+    client.onAnyRequest((params, responder) => sendProxiedMessageTo(first, params, responder));
+    client.onAnyNotification((params, message) => sendProxiedMessageTo(first, params, message));
+  }
+
+  #routeComponent(component: StartedComponent): void {
+    const { connection, index } = component;
+    const up: MessageTarget = index === 0 ? this.#client : successorTarget(this.#components[index - 1]!.connection);
+    const next = this.#components[index + 1];
+    const down = next && componentTarget(next);
+    for (const method of ENVELOPES) {
+      connection.onRequest(method, (params, responder) => forwardEnvelope(down, params, responder));
+      connection.onNotification(method, (params, message) => {
+        const inner = unwrapSuccessor(params);
+        if (!down || !inner) return this.#ignore(connection, message);
+        sendProxiedMessageTo(down, inner.params, innerNotification(inner.method, inner.params));
+      });
+    }
+    connection.onAnyRequest((params, responder) => sendProxiedMessageTo(up, params, responder));
+    connection.onAnyNotification((params, message) => sendProxiedMessageTo(up, params, message));
+  }
+
+  /** Logs a notification that goes nowhere (a cancel was already honoured by the connection). */
+  #ignore(connection: Connection, message: NotificationMessage): void {
+    if (isCancelNotification(message.method, message.params)) return;
+    connection.logger.log('warn', `ignored a \`${message.method}\` notification that has nowhere to go: ${JSON.stringify(message.params)}`);
+  }
+
+  #watchEnds(): void {
+    const onEnd = (connection: Connection, end: () => void): void => {
+      if (connection.isClosed) queueMicrotask(end);
+      else connection.once('close', end);
+    };
+    onEnd(this.#client, () => this.#end({ reason: 'client closed' }));
+    for (const component of this.#components) {
+      onEnd(component.connection, () => this.#end({ reason: 'component ended', component }));
+    }
+  }
+
+  async #shutdown(outcome: Omit<ConductorOutcome, 'message' | 'exit'>): Promise<ConductorOutcome> {
+    // Closing a component fails its pending requests at once, which answers the requests they were
+    // forwarded for; the client is closed after them so those answers are flushed to it.
+    const exits = this.#components.map((component) => component.close());
+    const clientClosed = this.#client.close();
+    const settled = await Promise.all(exits);
+    await clientClosed;
+    const { component } = outcome;
+    if (!component) {
+      return { ...outcome, message: outcome.reason === 'client closed' ? 'the client went away' : 'the chain was closed' };
+    }
+    const exit = settled[component.index];
+    const message = `${component.name} (${component.description}) ${describeExit(exit)}`;
+    return exit ? { ...outcome, exit, message } : { ...outcome, message };
+  }
+}
+
+/** Sends to one component plain; `initialize` becomes `proxy/initialize` for a proxy. */
+function componentTarget(component: ChainComponent): MessageTarget {
+  const initialize = component.role === 'proxy' ? PROXY_INITIALIZE_METHOD : INITIALIZE_METHOD;
+  const rename = (method: string): string =>
+    method === INITIALIZE_METHOD || PROXY_INITIALIZES.includes(method) ? initialize : method;
+  const { connection } = component;
+  return {
+    sendRequest: (method, params) => connection.sendRequest(rename(method), params),
+    sendNotification: (method, params) => connection.sendNotification(rename(method), params),
+  };
+}
+
+/** A proxy's `proxy/successor` request: unwrapped and sent to the next component. */
+function forwardEnvelope(down: MessageTarget | undefined, params: unknown, responder: Responder): void {
+  if (!down) throw RpcError.invalidRequest(`the agent has no successor: \`${responder.method}\` is not accepted from it`);
+  const inner = unwrapSuccessor(params);
+  if (!inner) throw RpcError.invalidParams(`malformed \`${responder.method}\` envelope`);
+  sendProxiedMessageTo(down, inner.params, responder, inner.method);
+}
+
+function innerNotification(method: string, params: unknown): NotificationMessage {
+  return params === undefined
+    ? { jsonrpc: '2.0', method }
+    : { jsonrpc: '2.0', method, params: params as NotificationMessage['params'] };
+}
+
+function describe(source: ComponentSource): string {
+  if (typeof source === 'string') return source;
+  if ('connection' in source) return 'in-process';
+  return [source.command, ...(source.args ?? [])].join(' ');
+}

@@ -1,0 +1,75 @@
+/**
+ * Generic forwarding of one received message to the next hop of a proxy chain.
+ *
+ * @packageDocumentation
+ */
+import { ConnectionClosedError } from '../errors';
+import type { NotificationMessage } from '../message';
+import { CANCEL_REQUEST_METHOD, isSuccessorEnvelope } from '../protocol';
+import { Responder } from '../responder';
+import type { MessageTarget } from './successor';
+
+/**
+ * Forwards one received message to `peer`, as a fallback handler receives it.
+ *
+ * @remarks
+ * - A request (`origin` is its {@link Responder}) is sent to `peer` with a new id allocated there,
+ *   and answered with `SentRequest.forwardResponseTo`: the downstream answer (data or error) becomes
+ *   the upstream answer, an upstream `$/cancel_request` is re-issued downstream at most once with the
+ *   downstream id, and if `peer`'s connection closes first the upstream request is answered `-32603`
+ *   with data `{"reason":"incoming_transport_closed","method"}`.
+ * - A notification (`origin` is the received message) is sent on unchanged. A notification to a
+ *   peer whose connection is closed is dropped: there is nobody to deliver it to.
+ * - A raw `$/cancel_request` — plain, or wrapped in any number of `proxy/successor` envelopes — is
+ *   dropped, never tunnelled: its `requestId` means nothing on the next connection. The receiving
+ *   connection has already marked the named request cancelled, and a request forwarded by this
+ *   function re-issues the cancel with the next hop's id.
+ *
+ * `method` defaults to the origin's method; pass the inner method when forwarding the content of an
+ * envelope (`responder.method` is then the envelope's). Returns nothing, so a handler can return
+ * its call: the responder is handed off, no automatic answer is sent.
+ * @throws AlreadyAnsweredError if the responder was already answered or handed off
+ * @example
+ * ```ts
+ * upstream.onAnyRequest((params, responder) => sendProxiedMessageTo(downstream, params, responder));
+ * upstream.onAnyNotification((params, message) => sendProxiedMessageTo(downstream, params, message));
+ * ```
+ */
+export function sendProxiedMessageTo(
+  peer: MessageTarget,
+  params: unknown,
+  origin: Responder<never> | NotificationMessage,
+  method: string = origin.method,
+): void {
+  if (origin instanceof Responder) {
+    peer.sendRequest(method, params).forwardResponseTo(origin);
+    return;
+  }
+  if (isCancelNotification(method, params)) return;
+  try {
+    peer.sendNotification(method, params);
+  } catch (error) {
+    if (!(error instanceof ConnectionClosedError)) throw error;
+  }
+}
+
+/**
+ * Whether a notification is a `$/cancel_request`, plain or wrapped in any number of successor
+ * envelopes.
+ *
+ * @remarks Unwraps as leniently as the connection does when it honours a wrapped cancel (any object
+ * params), so nothing the connection treated as a cancel is ever forwarded.
+ */
+export function isCancelNotification(method: string, params: unknown): boolean {
+  let current: unknown = method;
+  let inner: unknown = params;
+  while (typeof current === 'string' && isSuccessorEnvelope(current) && isObject(inner)) {
+    current = inner.method;
+    inner = inner.params;
+  }
+  return current === CANCEL_REQUEST_METHOD;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,185 @@
+/**
+ * The conformance agent's ACP messages: every one validates against the ACP v2 JSON schema, and
+ * the official SDK's v2 client (`@agentclientprotocol/sdk/experimental/v2`) accepts them.
+ * Needs dist/: `npm test` builds first; run alone, the `before` hook builds when dist is stale.
+ */
+import * as acp from '@agentclientprotocol/sdk/experimental/v2';
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { Readable, Writable } from 'node:stream';
+import { agentLineErrors, isAcpMethod } from '../helpers/acp-schema';
+import { AGENT_SCRIPT, CLIENT_INIT, ROOT, ensureBuilt, spawnAgent, type AgentProcess } from '../helpers/agent';
+
+describe('conformance agent (ACP v2)', () => {
+  before(function () {
+    this.timeout(180_000);
+    ensureBuilt();
+  });
+
+  describe('ACP v2 JSON schema', () => {
+    let agent: AgentProcess;
+    const seen: string[] = [];
+    const methodOf = new Map<number, string>();
+    let nextId = 1;
+
+    /** Sends a request, keeps every line up to its answer, and returns the answer. */
+    async function call(method: string, params: object, then?: (id: number) => void): Promise<Record<string, unknown>> {
+      const id = nextId++;
+      methodOf.set(id, method);
+      agent.peer.send({ jsonrpc: '2.0', id, method, params });
+      then?.(id);
+      const lines = await agent.peer.linesUntilResponse(id);
+      seen.push(...lines);
+      return JSON.parse(lines[lines.length - 1]) as Record<string, unknown>;
+    }
+
+    async function untilIdle(): Promise<void> {
+      seen.push(...(await agent.peer.linesUntil((line) => line.includes('"state":"idle"'))));
+    }
+
+    before(async () => {
+      agent = spawnAgent();
+      await call('initialize', { ...CLIENT_INIT, _meta: { test: 'error' } });
+      await call('initialize', CLIENT_INIT);
+      const { result } = await call('session/new', { cwd: '/tmp', mcpServers: [] });
+      const { sessionId } = result as { sessionId: string };
+      const prompt = [{ type: 'text', text: 'validate me' }];
+      await call('session/prompt', { sessionId, prompt });
+      await untilIdle();
+      await call('session/prompt', { sessionId, prompt, _meta: { workMs: 60_000 } });
+      agent.peer.send({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
+      await untilIdle();
+      await call('session/prompt', { sessionId, prompt, _meta: { insertDelayMs: 60_000 } }, (id) =>
+        agent.peer.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } }),
+      );
+      await call('session/prompt', { sessionId: 'unknown', prompt });
+      methodOf.set(nextId, '_test/callClient');
+      agent.peer.send({ jsonrpc: '2.0', id: nextId, method: '_test/callClient', params: { method: 'client/slow', cancelAfterMs: 1 } });
+      const [request, cancel] = await agent.peer.nextLines(2);
+      agent.peer.send({ jsonrpc: '2.0', id: (JSON.parse(request) as { id: number }).id, error: { code: -32800, message: 'Request cancelled' } });
+      seen.push(request, cancel, ...(await agent.peer.linesUntilResponse(nextId)));
+    });
+
+    after(async () => {
+      await agent.close();
+    });
+
+    it('validates every ACP message the agent sent', () => {
+      const checked = seen.filter((line) => {
+        const message = JSON.parse(line) as { id?: number; method?: string };
+        return isAcpMethod(message.method ?? methodOf.get(message.id!) ?? '');
+      });
+      const errors = checked.flatMap((line) => {
+        const message = JSON.parse(line) as { id?: number; method?: string };
+        return agentLineErrors(line, message.method ?? methodOf.get(message.id!)!).map((error) => `${line}\n  ${error}`);
+      });
+      expect(errors).to.deep.equal([]);
+      expect(checked).to.have.length(18);
+    });
+
+    it('covered every kind of ACP message the agent sends', () => {
+      const kinds = new Set(
+        seen.map((line) => {
+          const message = JSON.parse(line) as { method?: string; id?: number; error?: { code: number }; params?: { update?: Record<string, string> } };
+          if (message.method === 'session/update') return `update ${message.params!.update!.sessionUpdate} ${message.params!.update!.stopReason ?? ''}`.trim();
+          if (message.method) return message.method;
+          return `${methodOf.get(message.id!)} ${message.error ? message.error.code : 'result'}`;
+        }),
+      );
+      expect([...kinds].sort()).to.deep.equal([
+        '$/cancel_request',
+        '_test/callClient result',
+        'client/slow',
+        'initialize -32603',
+        'initialize result',
+        'session/new result',
+        'session/prompt -32002',
+        'session/prompt -32800',
+        'session/prompt result',
+        'update agent_message_chunk',
+        'update state_update',
+        'update state_update cancelled',
+        'update state_update end_turn',
+        'update user_message',
+      ]);
+    });
+  });
+
+  describe('the official SDK v2 client', () => {
+    /** Runs `op` with an SDK client connected to a fresh agent over stdio; the agent must exit 0. */
+    async function withSdkClient<T>(op: (ctx: acp.ClientContext) => Promise<T>): Promise<T> {
+      const child = spawn(process.execPath, [AGENT_SCRIPT], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const stream = acp.ndJsonStream(
+        Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
+        Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
+      );
+      try {
+        return await acp.client({ name: 'acp-wire-spec' }).connectWith(stream, op);
+      } finally {
+        child.stdin.end();
+        expect(await exited).to.equal(0);
+      }
+    }
+
+    const initialize = (ctx: acp.ClientContext): Promise<acp.InitializeResponse> =>
+      ctx.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, info: { name: 'acp-wire-spec', version: '1.0.0' } });
+
+    it('initializes, creates a session and prompts the agent', async () => {
+      const outcome = await withSdkClient(async (ctx) => {
+        const init = await initialize(ctx);
+        const session = await ctx.buildSession('/tmp').start();
+        try {
+          const { messageId } = await session.prompt('hello from the SDK');
+          return { init, messageId, text: await session.readTextUntilIdle() };
+        } finally {
+          session.dispose();
+        }
+      });
+      expect(outcome.init).to.deep.include({ protocolVersion: 2, info: { name: 'acp-wire-conformance-agent', version: outcome.init.info.version } });
+      expect(outcome.messageId).to.be.a('string').and.not.equal('');
+      expect(outcome.text).to.equal('echo: hello from the SDK');
+    });
+
+    it('sees the turn that session/cancel stops end idle with stopReason "cancelled"', async () => {
+      const stopReason = await withSdkClient(async (ctx) => {
+        await initialize(ctx);
+        const session = await ctx.buildSession('/tmp').start();
+        try {
+          const prompt = [{ type: 'text' as const, text: 'long work' }];
+          await ctx.request(acp.methods.agent.session.prompt, { sessionId: session.sessionId, prompt, _meta: { workMs: 60_000 } });
+          for (;;) {
+            const message = await session.nextUpdate();
+            if (message.kind === 'stop') return message.stopReason;
+            if (message.update.sessionUpdate === 'agent_message_chunk') await ctx.notify(acp.methods.agent.session.cancel, { sessionId: session.sessionId });
+          }
+        } finally {
+          session.dispose();
+        }
+      });
+      expect(stopReason).to.equal('cancelled');
+    });
+
+    it('gets -32800 for a prompt cancelled before insertion', async () => {
+      const error = await withSdkClient(async (ctx) => {
+        await initialize(ctx);
+        const session = await ctx.buildSession('/tmp').start();
+        try {
+          const controller = new AbortController();
+          const params = { sessionId: session.sessionId, prompt: [{ type: 'text' as const, text: 'held' }], _meta: { insertDelayMs: 60_000 } };
+          const prompt = ctx.request(acp.methods.agent.session.prompt, params, { cancellationSignal: controller.signal });
+          // The agent answers in order: once this echo is back, the prompt is held there.
+          await ctx.request('_test/echo', {});
+          controller.abort();
+          return await prompt.then(
+            () => undefined,
+            (reason: unknown) => reason,
+          );
+        } finally {
+          session.dispose();
+        }
+      });
+      expect(error).to.be.instanceOf(acp.RequestError).and.to.include({ code: -32800 });
+    });
+  });
+});

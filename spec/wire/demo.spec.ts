@@ -1,0 +1,74 @@
+/**
+ * The runnable examples end by themselves, exit 0 and print what they promise.
+ * Needs dist/: `npm test` builds first; run alone, the `before` hook builds when dist is stale.
+ */
+import { expect } from 'chai';
+import { join } from 'node:path';
+import { PACKAGE_VERSION, ROOT, ensureBuilt, spawnScript, type AgentProcess } from '../helpers/agent';
+
+/** Runs a compiled example to its end; resolves with its stdout lines, stderr and exit. */
+async function runExample(name: string): Promise<{ lines: string[]; stderr: string; code: number | null }> {
+  const example: AgentProcess = spawnScript(join(ROOT, 'dist', 'examples', `${name}.js`));
+  example.child.stdin!.end();
+  const [lines, exit] = await Promise.all([example.peer.ended(), example.exited]);
+  return { lines, stderr: example.stderr(), code: exit.code };
+}
+
+describe('examples', () => {
+  before(function () {
+    this.timeout(180_000);
+    ensureBuilt();
+  });
+
+  describe('demo (npm run demo)', () => {
+    let run: { lines: string[]; stderr: string; code: number | null };
+
+    before(async () => {
+      run = await runExample('demo');
+    });
+
+    it('exits 0 on its own with nothing on stderr', () => {
+      expect({ code: run.code, stderr: run.stderr }).to.deep.equal({ code: 0, stderr: '' });
+    });
+
+    it('says which chain it uses', () => {
+      expect(run.lines[1]).to.be.oneOf([
+        'chain: client → acp-wire conduct → passthrough-proxy → conformance-agent (each hop over stdio)',
+        'chain: client → conformance-agent over stdio (the conductor is not built)',
+      ]);
+    });
+
+    it('shows initialize, a streamed turn, a cancelled request, an automatic answer and session/cancel', () => {
+      const shown = run.lines.map((line) => line.replace(/[0-9a-f]{8}…/g, '<id>').replace(/after \d+\.\d s/, 'after <t> s'));
+      expect(shown).to.include.members([
+        `   ← acp-wire-conformance-agent ${PACKAGE_VERSION}, protocol 2`,
+        '   ← {messageId: <id>}  (answered as soon as the prompt is inserted)',
+        '     ↳ user_message <id>',
+        '     ↳ agent_message_chunk "acp-wire"',
+        '     ↳ state idle (end_turn)',
+        '   ← error -32800 Request cancelled',
+        '   ← error -32603 Internal error: request handler dropped its responder for `_test/drop`',
+        '     (sent by the library once the agent\'s garbage collector noticed, after <t> s)',
+        '   → session/cancel',
+        '     ↳ state idle (cancelled)',
+        'chain closed (exit code 0)',
+      ]);
+    });
+
+    it('prints readable lines, never a raw JSON-RPC message', () => {
+      expect(run.lines.filter((line) => line.includes('"jsonrpc"'))).to.deep.equal([]);
+    });
+  });
+
+  describe('session-cancel', () => {
+    it('shows a request cancel losing after insertion and session/cancel stopping the turn', async () => {
+      const { lines, stderr, code } = await runExample('session-cancel');
+      expect({ code, stderr }).to.deep.equal({ code: 0, stderr: '' });
+      expect(lines.map((line) => line.replace(/[0-9a-f]{8}…/, '<id>'))).to.deep.equal([
+        'cancel before insertion  → error -32800 Request cancelled',
+        'cancel after insertion   → success {messageId: <id>} (the turn is still running)',
+        'session/cancel           → state idle, stopReason cancelled',
+      ]);
+    });
+  });
+});
