@@ -36,6 +36,10 @@ export class InboundRequest implements DropTarget {
   /** The peer cancelled the request with `$/cancel_request`. */
   isCancelled = false;
   #isWatched = false;
+  /** The handler returned `undefined` (see {@link InboundRequest.watchForDrop}). */
+  #handlerReturned = false;
+  /** The responder was disposed while the handler still ran. */
+  #isDisposed = false;
   /** Called once with whether the answer was an error, when the request is answered. */
   onAnswer: ((isError: boolean) => void) | undefined;
   /** The id's text as received, when its parsed number is inexact (beyond 2^53, a fraction). */
@@ -88,9 +92,12 @@ export class InboundRequest implements DropTarget {
 
   /**
    * The handler has returned without answering: from now on the responder may be dropped, so the
-   * idle collector watches for it until the request is answered, handed off or abandoned.
+   * idle collector watches for it until the request is answered, handed off or abandoned. If the
+   * responder was disposed while the handler ran, the automatic answer goes out now.
    */
   watchForDrop(): void {
+    this.#handlerReturned = true;
+    if (this.#isDisposed) return this.answerDropped();
     if (this.#phase !== PENDING || this.#isWatched || this.wire.isClosing) return;
     this.#isWatched = true;
     watchDrop();
@@ -142,6 +149,16 @@ export class InboundRequest implements DropTarget {
     if (this.#abortReason) return;
     this.#abortReason = reason;
     this.#controller?.abort(reason);
+  }
+
+  /**
+   * `responder[Symbol.dispose]()`: the automatic answer now, or — while the handler still runs —
+   * once it returns, so that a handler leaving a `using` block with a value or an error answers
+   * with it.
+   */
+  dispose(): void {
+    if (this.#handlerReturned) return this.answerDropped();
+    this.#isDisposed = true;
   }
 
   /** The automatic answer for a dropped responder, unless answered, handed off or closing. */
@@ -257,11 +274,16 @@ export class Responder<R = unknown> {
   }
 
   /**
-   * Says "this responder is dropped now": if nothing was answered, the automatic answer goes out at
-   * once (`-32800` if cancelled, else `-32603`). Does nothing after an answer or a hand-off.
+   * Says "this responder is dropped now": if nothing was answered, the automatic answer goes out
+   * (`-32800` if cancelled, else `-32603`) without waiting for a collection. Does nothing after an
+   * answer or a hand-off.
+   *
+   * @remarks Called while the handler still runs (a `using` block inside it), the automatic
+   * answer waits for the handler to finish: a value it returns or an error it throws is the answer
+   * instead, as without `using`.
    */
   [Symbol.dispose](): void {
-    this.#request.answerDropped();
+    this.#request.dispose();
   }
 }
 

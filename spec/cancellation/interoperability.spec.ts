@@ -1,0 +1,147 @@
+/**
+ * request-cancellation.txt, section "Interoperability": one spec per sentence. Wire rules run over
+ * child-process stdio (the wire agent) or a real TCP socket; detach() runs in memory.
+ */
+import { expect } from 'chai';
+import { type Connection, type Responder } from '../../lib';
+import { collectGarbage } from '../helpers/events';
+import {
+  createTappedPair,
+  deferred,
+  isCancelFor,
+  isResponse,
+  sameId,
+  serveOverTcp,
+  startWireAgent,
+  type TappedPair,
+  type WireEndpoint,
+} from '../helpers/cancellation';
+
+/** Sends a request, keeps nothing of it but the detach, so it can be collected. */
+function sendDetached(client: Connection, method: string): void {
+  client.sendRequest(method).detach();
+}
+
+/** Sends a request and drops it unconsumed (the positive control of drop-cancel). */
+function sendAndDrop(client: Connection, method: string): void {
+  client.sendRequest(method);
+}
+
+describe('Request cancellation: Interoperability', () => {
+  describe('over the wire', () => {
+    let endpoint: WireEndpoint | undefined;
+    afterEach(async () => {
+      await endpoint?.close();
+      endpoint = undefined;
+    });
+
+    it('treats $/-prefixed notifications as optional: a component without handlers for them keeps working', async () => {
+      const agent = await startWireAgent();
+      endpoint = agent;
+      agent.send({ jsonrpc: '2.0', method: '$/progress', params: { token: 't', value: 50 } });
+      agent.send({ jsonrpc: '2.0', method: '$/unknown_extension' });
+      agent.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 'never-sent' } });
+      const answer = await agent.call('_test/echo', { still: 'working' });
+      expect(answer.result).to.deep.equal({ still: 'working' });
+      expect(agent.received.count(isResponse)).to.equal(2); // initialize and the echo
+    });
+
+    it('ignores unhandled notifications instead of rejecting them with a method-not-found error', async () => {
+      endpoint = await serveOverTcp(() => {
+        // A component with no handler at all.
+      });
+      endpoint.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 1 } });
+      endpoint.send({ jsonrpc: '2.0', method: '$/progress', params: {} });
+      endpoint.send({ jsonrpc: '2.0', method: 'plain/notification', params: [] });
+      const answer = await endpoint.call('some/request');
+      // Requests still get -32601; the three notifications got nothing.
+      expect(endpoint.received.lines).to.deep.equal([
+        `{"jsonrpc":"2.0","id":"${answer.id}","error":{"code":-32601,"message":"Method not found","data":"some/request"}}`,
+      ]);
+    });
+
+    it('loses nothing when a $/cancel_request reaches a handler without cancellation support: the request runs to completion', async () => {
+      const agent = await startWireAgent();
+      endpoint = agent;
+      const id = agent.nextId();
+      agent.send({ jsonrpc: '2.0', id, method: '_test/hold', params: { ms: 100 } });
+      agent.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } });
+      const answer = await agent.received.response(id);
+      expect(agent.received.lineOf(answer)).to.equal(`{"jsonrpc":"2.0","id":"${id}","result":{"held":true}}`);
+    });
+
+    it('asks the peer to cancel (exactly one $/cancel_request with its id) when an unconsumed SentRequest is dropped', async () => {
+      const agent = await startWireAgent();
+      endpoint = agent;
+      const call = agent.call('_test/callClient', { method: 'client/slow', params: { n: 1 }, drop: true });
+      const request = await agent.received.waitFor((m) => m.method === 'client/slow');
+      const cancel = await agent.received.waitFor((m) => isCancelFor(m, request.id));
+      expect(agent.received.lineOf(cancel)).to.equal(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${JSON.stringify(request.id)}}}`);
+      expect((await call).result).to.deep.equal({ dropped: true });
+      // The peer still answers; the late answer is harmless and nothing more is sent for it.
+      agent.send({ jsonrpc: '2.0', id: request.id, error: { code: -32800, message: 'Request cancelled' } });
+      await agent.call('_test/gc');
+      await agent.call('_test/echo', { barrier: true });
+      expect(agent.received.count((m) => isCancelFor(m, request.id))).to.equal(1);
+    });
+  });
+
+  describe('in memory', () => {
+    let pair: TappedPair;
+    let held: Responder[];
+    beforeEach(() => {
+      pair = createTappedPair();
+      held = [];
+      pair.agent.onRequest('work', (_params, responder) => void held.push(responder));
+    });
+    afterEach(async () => {
+      await pair.close();
+    });
+
+    it('keeps a detached request running on the peer: dropping it sends no cancel, and the peer finishes it', async () => {
+      sendDetached(pair.client, 'work');
+      sendAndDrop(pair.client, 'work');
+      const requests = await Promise.all([1, 2].map((id) => pair.toAgent.waitFor((m) => m.method === 'work' && sameId(m.id, id))));
+      await collectGarbage();
+      // The control (request 2) is cancelled on drop; the detached request 1 is not.
+      await pair.toAgent.waitFor((m) => isCancelFor(m, 2));
+      expect(pair.toAgent.count((m) => isCancelFor(m, 1))).to.equal(0);
+      expect(held[0]!.isCancelled).to.equal(false);
+      held[0]!.respond({ finished: true });
+      await pair.toClient.response(requests[0]!.id!);
+      held[1]!.respondCancelled();
+    });
+
+    it('discards the eventual response of a detached request without an error', async () => {
+      const errors: unknown[] = [];
+      pair.client.on('error', (error) => errors.push(error));
+      const sent = pair.client.sendRequest('work');
+      const settled = { value: false };
+      void sent.then(
+        () => (settled.value = true),
+        () => (settled.value = true),
+      );
+      sent.detach();
+      await pair.toAgent.waitFor((m) => m.method === 'work');
+      held[0]!.respond({ ignored: true });
+      await pair.toClient.response(sent.id);
+      await pair.client.sendNotification('after', {});
+      await pair.toAgent.waitFor((m) => m.method === 'after');
+      expect(sent.isSettled).to.equal(true);
+      expect(settled.value).to.equal(false);
+      expect(errors).to.deep.equal([]);
+      expect(pair.client.pendingCount).to.equal(0);
+    });
+
+    it('still expects the peer to answer a detached request (it stays pending until then); a notification expects nothing', async () => {
+      const sent = pair.client.sendRequest('work');
+      sent.detach();
+      pair.client.sendNotification('fire-and-forget', { n: 1 });
+      await pair.toAgent.waitFor((m) => m.method === 'fire-and-forget');
+      expect(pair.client.pendingCount).to.equal(1);
+      held[0]!.respond(null);
+      await pair.toClient.response(sent.id);
+      expect(pair.client.pendingCount).to.equal(0);
+    });
+  });
+});

@@ -1,0 +1,248 @@
+/**
+ * The sending side of cancellation (issue 3): SentRequest, PreparedRequest, drop-cancel and the
+ * once-only `$/cancel_request`. In memory, counting the exact lines the client writes.
+ */
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { RpcError, type Connection, type RequestCancellationHandle, type Responder, type SentRequest } from '../../lib';
+import { collectGarbage } from '../helpers/events';
+import { createRawPeer, createTappedPair, isCancelFor, rejectionOf, type TappedPair } from '../helpers/cancellation';
+
+/** Sends `work` and lets go of it unconsumed. */
+function dropUnconsumed(client: Connection): void {
+  client.sendRequest('work');
+}
+
+/** Sends `work`, attaches a callback (consuming it) and lets go of the SentRequest itself. */
+function awaitAndDrop(client: Connection): Promise<unknown> {
+  return client.sendRequest('work').then((value) => value);
+}
+
+/** Sends `work` and returns a way to drop it later plus its handle. */
+function sendHeld(client: Connection, options = {}): { holder: { sent?: SentRequest }; handle: RequestCancellationHandle } {
+  const sent = client.sendRequest('work', undefined, options);
+  return { holder: { sent }, handle: sent.cancellationHandle() };
+}
+
+describe('SentRequest', () => {
+  let pair: TappedPair;
+  let held: Responder[];
+  const cancelsFor = (id: unknown): number => pair.toAgent.count((m) => isCancelFor(m, id));
+  const received = async (count: number): Promise<void> => {
+    await pair.toAgent.waitFor(() => pair.toAgent.count((m) => m.method === 'work') >= count);
+  };
+  const barrier = async (): Promise<void> => void (await pair.client.sendRequest('echo', [1]));
+
+  beforeEach(() => {
+    pair = createTappedPair();
+    held = [];
+    pair.agent.onRequest('work', (_params, responder) => void held.push(responder));
+    pair.agent.onRequest('echo', (params) => params);
+  });
+  afterEach(async () => {
+    await pair.close();
+  });
+
+  describe('awaiting', () => {
+    it('resolves with the result of the answer', async () => {
+      const sent = pair.client.sendRequest('work', { a: 1 });
+      await received(1);
+      held[0]!.respond({ ok: [1, 2] });
+      expect(await sent).to.deep.equal({ ok: [1, 2] });
+    });
+
+    it("rejects with an RpcError carrying the error answer's code, message and data", async () => {
+      const sent = pair.client.sendRequest('work');
+      await received(1);
+      held[0]!.respondWithError({ code: -32042, message: 'nope', data: { why: 'test' } });
+      const error = await rejectionOf(sent);
+      expect(error).to.be.instanceOf(RpcError);
+      expect((error as RpcError).toJSON()).to.deep.equal({ code: -32042, message: 'nope', data: { why: 'test' } });
+    });
+  });
+
+  describe('#cancel()', () => {
+    it('writes exactly one $/cancel_request for its id, and the data answer is still delivered', async () => {
+      const sent = pair.client.sendRequest<string>('work');
+      await received(1);
+      sent.cancel();
+      sent.cancel();
+      const line = await pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
+      expect(pair.toAgent.lineOf(line)).to.equal(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${sent.id}}}`);
+      held[0]!.respond('finished anyway');
+      expect(await sent).to.equal('finished anyway');
+      expect(cancelsFor(sent.id)).to.equal(1);
+    });
+
+    it('delivers a -32800 answer as a rejection with RpcError -32800', async () => {
+      const sent = pair.client.sendRequest('work');
+      await received(1);
+      sent.cancel();
+      await pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
+      held[0]!.respondCancelled();
+      expect(await rejectionOf(sent)).to.be.instanceOf(RpcError).and.include({ code: -32800 });
+    });
+
+    it('returns true only for the call that enqueued the cancel', async () => {
+      const sent = pair.client.sendRequest('work');
+      const other = pair.client.sendRequest('work');
+      await received(2);
+      expect([sent.cancel(), sent.cancel(), sent.cancellationHandle().cancel()]).to.deep.equal([true, false, false]);
+      held[1]!.respond(null);
+      await other;
+      expect(other.cancel()).to.equal(false);
+      held[0]!.respondCancelled();
+      await rejectionOf(sent);
+    });
+  });
+
+  describe('dropping it (garbage collection)', () => {
+    it('sends exactly one $/cancel_request when an unconsumed SentRequest is dropped', async () => {
+      dropUnconsumed(pair.client);
+      await received(1);
+      await collectGarbage();
+      await pair.toAgent.waitFor((m) => isCancelFor(m, 1));
+      await collectGarbage();
+      await barrier();
+      expect(cancelsFor(1)).to.equal(1);
+      expect(held[0]!.isCancelled).to.equal(true);
+      held[0]!.respondCancelled();
+    });
+
+    it('sends no cancel when the response was routed before the drop', async () => {
+      dropUnconsumed(pair.client);
+      dropUnconsumed(pair.client);
+      await received(2);
+      held[0]!.respond('routed first');
+      await pair.toClient.response(1);
+      await collectGarbage();
+      // The control, request 2, was still pending: it is cancelled.
+      await pair.toAgent.waitFor((m) => isCancelFor(m, 2));
+      await barrier();
+      expect(cancelsFor(1)).to.equal(0);
+      held[1]!.respondCancelled();
+    });
+
+    it('sends no cancel when an awaited SentRequest is collected while still pending', async () => {
+      const awaited = awaitAndDrop(pair.client);
+      dropUnconsumed(pair.client);
+      await received(2);
+      await collectGarbage();
+      await pair.toAgent.waitFor((m) => isCancelFor(m, 2));
+      await barrier();
+      expect(cancelsFor(1)).to.equal(0);
+      held[0]!.respond('still awaited');
+      expect(await awaited).to.equal('still awaited');
+      held[1]!.respondCancelled();
+    });
+  });
+
+  describe('#forwardResponseTo()', () => {
+    it('re-issues an upstream cancel downstream exactly once, with the downstream id, and forwards the answer back', async () => {
+      const upstream = createRawPeer();
+      await pair.client.sendRequest('echo', [0]); // makes the downstream id differ from the upstream one
+      upstream.connection.onRequest('proxied', (_params, responder) => {
+        pair.client.sendRequest('work').forwardResponseTo(responder);
+      });
+      upstream.write({ jsonrpc: '2.0', id: 'up-1', method: 'proxied' });
+      await received(1);
+      for (let i = 0; i < 3; i++) upstream.write({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 'up-1' } });
+      await pair.toAgent.waitFor((m) => isCancelFor(m, 2));
+      await barrier();
+      expect(pair.toAgent.count((m) => isCancelFor(m))).to.equal(1);
+      held[0]!.respondCancelled();
+      const answer = await upstream.sent.response('up-1');
+      expect(upstream.sent.lineOf(answer)).to.equal('{"jsonrpc":"2.0","id":"up-1","error":{"code":-32800,"message":"Request cancelled"}}');
+      await upstream.close();
+    });
+  });
+
+  describe('#forwardCancellationFrom()', () => {
+    it('cancels at once, and once, when given an AbortSignal that is already aborted', async () => {
+      const sent = pair.client.sendRequest('work');
+      sent.forwardCancellationFrom(AbortSignal.abort());
+      expect(sent.cancel()).to.equal(false);
+      await pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
+      await received(1);
+      held[0]!.respondCancelled();
+      await rejectionOf(sent);
+      expect(cancelsFor(sent.id)).to.equal(1);
+    });
+  });
+
+  describe('at most one $/cancel_request per request', () => {
+    type Step = 'cancel' | 'handle' | 'abort' | 'forward' | 'drop' | 'settle';
+    const steps: Step[] = ['cancel', 'handle', 'abort', 'forward', 'drop', 'settle'];
+
+    it('sends at most one, and exactly one iff asked before settlement, whatever mix of cancel(), handles, signal, forwarded cancel and drop', async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.shuffledSubarray(steps), async (order) => {
+          const run = createTappedPair();
+          const upstream = createRawPeer();
+          try {
+            const outcome = await runMix(run, upstream, order);
+            const settleAt = order.indexOf('settle');
+            const askedWhilePending = order.some((step, i) => step !== 'settle' && (settleAt === -1 || i < settleAt));
+            expect(outcome.lines).to.equal(askedWhilePending ? 1 : 0);
+            expect(outcome.trues).to.be.at.most(1);
+          } finally {
+            await Promise.all([run.close(), upstream.close()]);
+          }
+        }),
+        { numRuns: 30, seed: 20_260_003 },
+      );
+    });
+  });
+});
+
+describe('Connection#prepareRequest()', () => {
+  it('sends nothing until send(), then publishes once; a second send() throws', async () => {
+    const pair = createTappedPair();
+    pair.agent.onRequest('work', () => 'done');
+    const prepared = pair.client.prepareRequest('work', { n: 1 });
+    await pair.client.sendRequest('work');
+    expect(pair.toAgent.count((m) => m.method === 'work')).to.equal(1);
+    const sent = prepared.send();
+    expect(await sent).to.equal('done');
+    expect(() => prepared.send()).to.throw(Error, 'already sent');
+    expect(pair.toAgent.count((m) => m.method === 'work')).to.equal(2);
+    await pair.close();
+  });
+});
+
+/** Runs one mix of cancellation triggers against one request; returns the cancel lines and `true` returns. */
+async function runMix(
+  run: TappedPair,
+  upstream: ReturnType<typeof createRawPeer>,
+  order: readonly string[],
+): Promise<{ lines: number; trues: number }> {
+  const held: Responder[] = [];
+  const upHeld: Responder[] = [];
+  run.agent.onRequest('work', (_params, responder) => void held.push(responder));
+  run.agent.onRequest('echo', (params) => params);
+  upstream.connection.onRequest('up', (_params, responder) => void upHeld.push(responder));
+  upstream.write({ jsonrpc: '2.0', id: 1, method: 'up' });
+  const controller = new AbortController();
+  const { holder, handle } = sendHeld(run.client, { signal: controller.signal });
+  holder.sent!.forwardCancellationFrom(upHeld[0]!);
+  await run.toAgent.waitFor((m) => m.method === 'work');
+  const results: boolean[] = [];
+  for (const step of order) {
+    if (step === 'cancel') results.push((holder.sent ?? handle).cancel());
+    else if (step === 'handle') results.push(handle.cancel());
+    else if (step === 'abort') controller.abort();
+    else if (step === 'forward') upstream.write({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 1 } });
+    else if (step === 'drop') {
+      delete holder.sent;
+      await collectGarbage();
+    } else {
+      held[0]!.respond('settled');
+      await run.toClient.response(1);
+    }
+  }
+  if (!order.includes('settle')) held[0]!.respondCancelled();
+  await run.toClient.response(1);
+  // A drop-cancel can only come from the 'drop' step, which collected already.
+  await run.client.sendRequest('echo', [1]);
+  return { lines: run.toAgent.count((m) => isCancelFor(m)), trues: results.filter(Boolean).length };
+}
