@@ -1,33 +1,420 @@
 import { expect } from 'chai';
-import { ConnectionClosedError, RpcError, createConnectionPair, type Connection } from '../lib';
+import { once } from 'node:events';
+import { PassThrough, Writable } from 'node:stream';
+import {
+  Connection,
+  ConnectionClosedError,
+  NotificationHandlerError,
+  ProtocolError,
+  RpcError,
+  SerializationError,
+  createConnectionPair,
+  type AcpWireError,
+  type CloseReason,
+} from '../lib';
+import { HeldWritable, deferred, macrotasks, rawPeer, type RawPeer } from './helpers/core';
+import { nextEvent } from './helpers/events';
+import { writeLines } from './helpers/wire';
+
+/** Settles `promise` into its rejection reason (or `undefined` if it resolved). */
+function rejectionOf(promise: PromiseLike<unknown>): Promise<unknown> {
+  return Promise.resolve(promise).then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+}
+
+/** Collects the 'error' events of a connection. */
+function errorsOf(connection: Connection): AcpWireError[] {
+  const errors: AcpWireError[] = [];
+  connection.on('error', (error) => errors.push(error));
+  return errors;
+}
+
+const LISTENED_EVENTS = ['data', 'end', 'close', 'error', 'readable', 'drain', 'finish'] as const;
+
+function listenerCounts(stream: NodeJS.EventEmitter): Record<string, number> {
+  return Object.fromEntries(LISTENED_EVENTS.map((event) => [event, stream.listenerCount(event)]));
+}
 
 describe('Connection', () => {
-  let client: Connection;
-  let agent: Connection;
+  let peer: RawPeer;
   beforeEach(() => {
-    [client, agent] = createConnectionPair();
+    peer = rawPeer();
   });
-  afterEach(async () => {
-    await Promise.all([client.close(), agent.close()]);
+  afterEach(() => peer.connection.close());
+
+  describe('constructor', () => {
+    it('throws TypeError when the input is not a readable stream', () => {
+      expect(() => new Connection(undefined as unknown as PassThrough, new PassThrough())).to.throw(TypeError, /input/);
+    });
+
+    it('throws TypeError when the output is not a writable stream', () => {
+      expect(() => new Connection(new PassThrough(), {} as unknown as Writable)).to.throw(TypeError, /output/);
+    });
   });
 
   describe('#sendRequest()', () => {
-    it('resolves with the result the handler returns', async () => {
-      agent.onRequest('echo', (params) => params);
-      expect(await client.sendRequest('echo', { a: [1, 'x'] })).to.deep.equal({ a: [1, 'x'] });
+    it('writes one request line per call with ids 1, 2, 3 in call order', async () => {
+      const sent = [peer.connection.sendRequest('a', { x: 1 }), peer.connection.sendRequest('b'), peer.connection.sendRequest('c', [1])];
+      expect(await peer.out.waitFor(3)).to.deep.equal([
+        '{"jsonrpc":"2.0","id":1,"method":"a","params":{"x":1}}',
+        '{"jsonrpc":"2.0","id":2,"method":"b"}',
+        '{"jsonrpc":"2.0","id":3,"method":"c","params":[1]}',
+      ]);
+      expect(sent.map((request) => request.id)).to.deep.equal([1, 2, 3]);
+      peer.send(...[1, 2, 3].map((id) => ({ jsonrpc: '2.0', id, result: id })));
+      expect(await Promise.all(sent)).to.deep.equal([1, 2, 3]);
     });
 
-    it('rejects with RpcError -32601 naming the method when no handler exists', async () => {
-      const error = await client.sendRequest('missing').then(() => undefined, (e: unknown) => e);
-      expect(error).to.be.instanceOf(RpcError).and.include({ code: -32601, message: 'Method not found', data: 'missing' });
+    it('allocates ids per connection: each connection starts at 1', async () => {
+      const other = rawPeer();
+      try {
+        const first = peer.connection.sendRequest('m');
+        const second = other.connection.sendRequest('m');
+        expect([first.id, second.id]).to.deep.equal([1, 1]);
+        first.detach();
+        second.detach();
+      } finally {
+        await other.connection.close();
+      }
     });
 
-    it('rejects with ConnectionClosedError naming the method when the peer closes first', async () => {
-      agent.onRequest('never', (_params, responder) => void setTimeout(() => responder, 1e6).unref());
-      const sent = client.sendRequest('never');
-      void agent.close();
-      const error = await sent.then(() => undefined, (e: unknown) => e);
-      expect(error).to.be.instanceOf(ConnectionClosedError).and.include({ method: 'never', reason: 'input ended' });
+    it('resolves with the result of the response whose id matches', async () => {
+      const first = peer.connection.sendRequest('first');
+      const second = peer.connection.sendRequest('second');
+      peer.send({ jsonrpc: '2.0', id: 2, result: 'two' }, { jsonrpc: '2.0', id: 1, result: { one: [1] } });
+      expect(await second).to.equal('two');
+      expect(await first).to.deep.equal({ one: [1] });
+    });
+
+    it('rejects with an RpcError carrying the code, message and data of an error response', async () => {
+      const sent = peer.connection.sendRequest('m');
+      peer.send({ jsonrpc: '2.0', id: 1, error: { code: -32001, message: 'Nope', data: { why: 'because' } } });
+      const error = await rejectionOf(sent);
+      expect(error).to.be.instanceOf(RpcError).and.include({ code: -32001, message: 'Nope' });
+      expect((error as RpcError).data).to.deep.equal({ why: 'because' });
+    });
+
+    it('does not match a response whose id is the string "1" to the request with id 1', async () => {
+      const errors = errorsOf(peer.connection);
+      const sent = peer.connection.sendRequest('m');
+      const reported = nextEvent(peer.connection, 'error');
+      peer.send({ jsonrpc: '2.0', id: '1', result: 'wrong' });
+      await reported;
+      expect(errors[0]).to.be.instanceOf(ProtocolError);
+      expect(sent.isSettled).to.equal(false);
+      peer.send({ jsonrpc: '2.0', id: 1, result: 'right' });
+      expect(await sent).to.equal('right');
+    });
+
+    it('matches a response with id 1.0 to the request with id 1 (same JSON number)', async () => {
+      const sent = peer.connection.sendRequest('m');
+      peer.send('{"jsonrpc":"2.0","id":1.0,"result":"ok"}');
+      expect(await sent).to.equal('ok');
+    });
+
+    it('discards a late second response with an error event and sends nothing back', async () => {
+      const sent = peer.connection.sendRequest('m');
+      await peer.out.waitFor(1);
+      peer.send({ jsonrpc: '2.0', id: 1, result: 'first' });
+      expect(await sent).to.equal('first');
+      const errors = errorsOf(peer.connection);
+      peer.send({ jsonrpc: '2.0', id: 1, result: 'late' }, { jsonrpc: '2.0', id: 'sentinel', method: 'unknown' });
+      const [line] = await peer.out.next(1);
+      expect(line).to.equal('{"jsonrpc":"2.0","id":"sentinel","error":{"code":-32601,"message":"Method not found","data":"unknown"}}');
+      expect(errors).to.have.length(1);
+      expect(errors[0]).to.be.instanceOf(ProtocolError);
+    });
+
+    it('discards a response with an unknown id with an error event and sends nothing back', async () => {
+      const errors = errorsOf(peer.connection);
+      peer.send({ jsonrpc: '2.0', id: 99, error: { code: 1, message: 'x' } }, { jsonrpc: '2.0', id: 's', method: 'unknown' });
+      expect(await peer.out.waitFor(1)).to.deep.equal([
+        '{"jsonrpc":"2.0","id":"s","error":{"code":-32601,"message":"Method not found","data":"unknown"}}',
+      ]);
+      expect(errors.map((error) => error.code)).to.deep.equal(['ACP_WIRE_PROTOCOL']);
+      expect(peer.connection.isClosed).to.equal(false);
+    });
+
+    it('rejects at once with ConnectionClosedError naming the method when the connection is closed', async () => {
+      await peer.connection.close();
+      const sent = peer.connection.sendRequest('late');
+      expect(sent.isSettled).to.equal(true);
+      const error = await rejectionOf(sent);
+      expect(error).to.be.instanceOf(ConnectionClosedError).and.include({ reason: 'closed locally', method: 'late' });
+      expect(peer.out.lines).to.deep.equal([]);
+    });
+
+    it('throws SerializationError and sends nothing when the params cannot be serialized', async () => {
+      expect(() => peer.connection.sendRequest('m', { n: 1n })).to.throw(SerializationError);
+      expect(peer.connection.pendingCount).to.equal(0);
+      const ok = peer.connection.sendRequest('ok');
+      const [line] = await peer.out.waitFor(1);
+      expect(JSON.parse(line!)).to.include({ method: 'ok' });
+      ok.detach();
+    });
+
+    it('throws TypeError when the method is not a string', () => {
+      expect(() => peer.connection.sendRequest(42 as unknown as string)).to.throw(TypeError, /method/);
+    });
+  });
+
+  describe('#sendNotification()', () => {
+    it('writes one notification line with the params', async () => {
+      peer.connection.sendNotification('note', { a: [1, null] });
+      expect(await peer.out.waitFor(1)).to.deep.equal(['{"jsonrpc":"2.0","method":"note","params":{"a":[1,null]}}']);
+    });
+
+    it('writes a notification line without params when none are given', async () => {
+      peer.connection.sendNotification('note');
+      expect(await peer.out.waitFor(1)).to.deep.equal(['{"jsonrpc":"2.0","method":"note"}']);
+    });
+
+    it('throws ConnectionClosedError after close', async () => {
+      await peer.connection.close();
+      expect(() => peer.connection.sendNotification('note')).to.throw(ConnectionClosedError).with.property('reason', 'closed locally');
+    });
+
+    it('throws SerializationError and sends nothing when the params cannot be serialized', async () => {
+      expect(() => peer.connection.sendNotification('note', { n: 1n })).to.throw(SerializationError);
+      peer.connection.sendNotification('after');
+      expect(await peer.out.waitFor(1)).to.deep.equal(['{"jsonrpc":"2.0","method":"after"}']);
+    });
+  });
+
+  describe('dispatch', () => {
+    it('answers a request for an unknown method -32601 with data naming the method', async () => {
+      peer.send({ jsonrpc: '2.0', id: 5, method: 'no/such' });
+      expect(await peer.out.waitFor(1)).to.deep.equal([
+        '{"jsonrpc":"2.0","id":5,"error":{"code":-32601,"message":"Method not found","data":"no/such"}}',
+      ]);
+    });
+
+    it('ignores unhandled notifications of any method and sends nothing', async () => {
+      const errors = errorsOf(peer.connection);
+      peer.send(
+        { jsonrpc: '2.0', method: 'no/such' },
+        { jsonrpc: '2.0', method: '$/progress', params: { x: 1 } },
+        { jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 404 } },
+        { jsonrpc: '2.0', id: 'sentinel', method: 'unknown' },
+      );
+      const [line] = await peer.out.waitFor(1);
+      expect(JSON.parse(line!)).to.include({ id: 'sentinel' });
+      expect(peer.out.lines).to.have.length(1);
+      expect(errors).to.deep.equal([]);
+    });
+
+    it("goes on after a non-fatal error even when nobody listens to 'error'", async () => {
+      expect(peer.connection.listenerCount('error')).to.equal(0);
+      peer.send('not json', { jsonrpc: '2.0', id: 2, method: 'unknown' });
+      expect(await peer.out.waitFor(2)).to.deep.equal([
+        '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}',
+        '{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"Method not found","data":"unknown"}}',
+      ]);
+      expect(peer.connection.isClosed).to.equal(false);
+    });
+
+    it('runs the handler of a notification before the handler of a request that arrived after it', async () => {
+      const order: string[] = [];
+      peer.connection.onNotification('first', () => void order.push('notification'));
+      peer.connection.onRequest('second', async () => {
+        order.push('request');
+        return null;
+      });
+      peer.send({ jsonrpc: '2.0', method: 'first' }, { jsonrpc: '2.0', id: 1, method: 'second' });
+      await peer.out.waitFor(1);
+      expect(order).to.deep.equal(['notification', 'request']);
+    });
+
+    it('calls handlers while the chunk that carries their messages is being delivered (no extra event-loop hop)', async () => {
+      const order: string[] = [];
+      peer.connection.onNotification('note', () => void order.push('notification handler'));
+      peer.connection.onRequest('req', () => {
+        order.push('request handler');
+        return 1;
+      });
+      const delivered = new Promise<void>((resolve) => {
+        // Registered after the connection's own 'data' listener, so it runs right after it.
+        peer.input.once('data', () => {
+          order.push('chunk delivered');
+          resolve();
+        });
+      });
+      peer.send({ jsonrpc: '2.0', method: 'note' }, { jsonrpc: '2.0', id: 1, method: 'req' });
+      await delivered;
+      expect(order).to.deep.equal(['notification handler', 'request handler', 'chunk delivered']);
+    });
+
+    it('runs request handlers concurrently: a second slow handler starts before the first finishes', async () => {
+      const [client, agent] = createConnectionPair();
+      try {
+        const bothStarted = deferred();
+        let running = 0;
+        let mostRunning = 0;
+        agent.onRequest('slow', async () => {
+          running++;
+          mostRunning = Math.max(mostRunning, running);
+          if (running === 2) bothStarted.resolve();
+          await bothStarted.promise;
+          running--;
+          return 'done';
+        });
+        expect(await Promise.all([client.sendRequest('slow'), client.sendRequest('slow')])).to.deep.equal(['done', 'done']);
+        expect(mostRunning).to.equal(2);
+      } finally {
+        await Promise.all([client.close(), agent.close()]);
+      }
+    });
+
+    it('reports a throwing notification handler as NotificationHandlerError and sends nothing', async () => {
+      const cause = new Error('handler broke');
+      peer.connection.onNotification('note', () => {
+        throw cause;
+      });
+      const reported = nextEvent<[AcpWireError]>(peer.connection, 'error');
+      peer.send({ jsonrpc: '2.0', method: 'note' });
+      const [error] = await reported;
+      expect(error).to.be.instanceOf(NotificationHandlerError).and.include({ method: 'note', cause });
+      peer.send({ jsonrpc: '2.0', id: 's', method: 'unknown' });
+      const [line] = await peer.out.waitFor(1);
+      expect(JSON.parse(line!)).to.include({ id: 's' });
+    });
+
+    it('reports a rejecting notification handler as NotificationHandlerError and sends nothing', async () => {
+      peer.connection.onNotification('note', () => Promise.reject(new Error('async break')));
+      const reported = nextEvent<[AcpWireError]>(peer.connection, 'error');
+      peer.send({ jsonrpc: '2.0', method: 'note' });
+      const [error] = await reported;
+      expect(error).to.be.instanceOf(NotificationHandlerError);
+      expect((error as Error).cause).to.have.property('message', 'async break');
+      peer.send({ jsonrpc: '2.0', id: 's', method: 'unknown' });
+      expect(await peer.out.waitFor(1)).to.have.length(1);
+    });
+  });
+
+  describe('#close()', () => {
+    it('rejects pending requests with ConnectionClosedError naming the reason and the method', async () => {
+      const sent = peer.connection.sendRequest('pending/one');
+      void peer.connection.close();
+      const error = await rejectionOf(sent);
+      expect(error).to.be.instanceOf(ConnectionClosedError).and.include({ reason: 'closed locally', method: 'pending/one' });
+      expect(peer.connection.pendingCount).to.equal(0);
+    });
+
+    it("emits 'close' once, even when called twice and the input then ends and errors", async () => {
+      const reasons: CloseReason[] = [];
+      peer.connection.on('close', (reason) => reasons.push(reason));
+      const first = peer.connection.close();
+      const second = peer.connection.close();
+      await Promise.all([first, second]);
+      const inputClosed = once(peer.input, 'close');
+      peer.input.resume();
+      peer.input.end();
+      await inputClosed; // after 'end'
+      peer.input.emit('error', new Error('late input error'));
+      expect(reasons).to.deep.equal(['closed locally']);
+      expect(peer.connection.isClosed).to.equal(true);
+      expect(peer.connection.closeReason).to.equal('closed locally');
+    });
+
+    it('flushes queued lines, then ends the output and resolves', async () => {
+      peer.connection.sendNotification('last');
+      await peer.connection.close();
+      expect(peer.output.writableEnded).to.equal(true);
+      expect(await peer.out.waitFor(1)).to.deep.equal(['{"jsonrpc":"2.0","method":"last"}']);
+    });
+
+    it('leaves the output open when endOutputOnClose is false', async () => {
+      const input = new PassThrough();
+      const output = new PassThrough();
+      await new Connection(input, output, { endOutputOnClose: false }).close();
+      expect(output.writableEnded).to.equal(false);
+      output.end();
+    });
+
+    it('sends nothing for a request whose handler answers after the close', async () => {
+      const holding = deferred<(value: string) => void>();
+      peer.connection.onRequest('hold', (_params, responder) => holding.resolve((value) => responder.respond(value)));
+      peer.send({ jsonrpc: '2.0', id: 1, method: 'hold' });
+      const respond = await holding.promise;
+      await peer.connection.close();
+      respond('too late');
+      await macrotasks();
+      expect(peer.out.lines).to.deep.equal([]);
+    });
+
+    it('removes the listeners it added to its streams, leaving one guard against late stream errors', async () => {
+      const input = new PassThrough();
+      const output = new HeldWritable();
+      output.release(false);
+      const before = { input: listenerCounts(input), output: listenerCounts(output) };
+      const connection = new Connection(input, output);
+      await connection.close();
+      const guard = { error: 1 };
+      expect(listenerCounts(input)).to.deep.equal({ ...before.input, ...guard });
+      expect(listenerCounts(output)).to.deep.equal({ ...before.output, ...guard });
+      expect(() => input.emit('error', new Error('late'))).not.to.throw();
+      expect(() => output.emit('error', new Error('late EPIPE'))).not.to.throw();
+    });
+  });
+
+  describe('closing by the streams', () => {
+    it("closes with reason 'input ended' when the input ends, rejecting pending requests", async () => {
+      const sent = peer.connection.sendRequest('m');
+      const closed = nextEvent<[CloseReason, Error?]>(peer.connection, 'close');
+      peer.input.end();
+      expect(await closed).to.deep.equal(['input ended', undefined]);
+      expect(await rejectionOf(sent)).to.be.instanceOf(ConnectionClosedError).and.include({ reason: 'input ended', method: 'm' });
+    });
+
+    it("closes with reason 'input error' and the error when the input errors", async () => {
+      const sent = peer.connection.sendRequest('m');
+      const closed = nextEvent<[CloseReason, Error?]>(peer.connection, 'close');
+      const failure = new Error('read failed');
+      peer.input.destroy(failure);
+      expect(await closed).to.deep.equal(['input error', failure]);
+      const error = await rejectionOf(sent);
+      expect(error).to.be.instanceOf(ConnectionClosedError).and.include({ reason: 'input error', method: 'm', cause: failure });
+    });
+
+    it("closes with reason 'output error' and the error when the output errors", async () => {
+      const sent = peer.connection.sendRequest('m');
+      const closed = nextEvent<[CloseReason, Error?]>(peer.connection, 'close');
+      const failure = new Error('EPIPE');
+      peer.output.destroy(failure);
+      expect(await closed).to.deep.equal(['output error', failure]);
+      expect(await rejectionOf(sent)).to.be.instanceOf(ConnectionClosedError).and.include({ reason: 'output error' });
+    });
+  });
+
+  describe('backpressure', () => {
+    it("pauses reading its input while the output's write() returns false, and resumes on 'drain'", async () => {
+      const input = new PassThrough();
+      const output = new HeldWritable();
+      const connection = new Connection(input, output);
+      try {
+        const seen: number[] = [];
+        const secondSeen = deferred();
+        connection.onRequest('n', ({ n }: { n: number }) => {
+          seen.push(n);
+          if (n === 2) secondSeen.resolve();
+          return n;
+        });
+        writeLines(input, { jsonrpc: '2.0', id: 1, method: 'n', params: { n: 1 } });
+        await output.nextWrite();
+        await macrotasks(1);
+        expect(input.isPaused()).to.equal(true);
+        writeLines(input, { jsonrpc: '2.0', id: 2, method: 'n', params: { n: 2 } });
+        await macrotasks();
+        expect(seen).to.deep.equal([1]);
+        output.release();
+        await secondSeen.promise;
+        expect(seen).to.deep.equal([1, 2]);
+      } finally {
+        output.release(false);
+        await connection.close();
+      }
     });
   });
 });

@@ -44,8 +44,8 @@ export interface ChildConnection {
  * Spawns `command` with `args` (no shell) and connects to it over its stdin/stdout.
  *
  * @remarks
- * The child's exit, or a failure to start it, closes the connection: pending requests reject with
- * `ConnectionClosedError`. The child's stderr never mixes with the protocol.
+ * The end of the child's stdout, the child's exit (once its stdio has closed), or a failure to
+ * start it closes the connection: pending requests reject with `ConnectionClosedError`. The child's stderr never mixes with the protocol.
  * @throws RangeError if `killTimeoutMs` is invalid
  * @example
  * ```ts
@@ -70,10 +70,10 @@ export function spawnConnection(command: string, args: readonly string[] = [], o
       void closeConnection(connection, 'peer exited', error);
       resolve({ code: null, signal: null, error });
     });
-    child.once('exit', (code, signal) => {
-      void closeConnection(connection, 'peer exited');
-      resolve({ code, signal });
-    });
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    // 'close' comes after the child's stdio has ended: an answer written just before exiting is
+    // still read. (Usually stdout's end has closed the connection already.)
+    child.once('close', () => void closeConnection(connection, 'peer exited'));
   });
   const close = async (): Promise<ChildExit> => {
     await connection.close();

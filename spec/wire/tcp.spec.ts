@@ -1,0 +1,98 @@
+/**
+ * spec/wire.md over a real TCP socket on 127.0.0.1: exact NDJSON lines in and out of
+ * `spec/fixtures/echo-peer.ts --tcp 0`, and the process-level contract of TCP peers and clients.
+ */
+import { expect } from 'chai';
+import { ConnectionClosedError, connectTcp, listenTcp, type CloseReason } from '../../lib';
+import { connectRaw, itAnswersAsWireMdSays, spawnFixture, spawnTcpEchoPeer, stopAll, type FixtureProcess, type RawSocket } from '../helpers/wire';
+
+describe('wire over TCP (echo-peer --tcp 0)', () => {
+  after(stopAll);
+
+  describe('answers', () => {
+    let peer: FixtureProcess;
+    let port: number;
+    let socket: RawSocket;
+    before(async () => {
+      ({ peer, port } = await spawnTcpEchoPeer());
+      socket = await connectRaw(port);
+    });
+    after(async () => {
+      await socket.close();
+      expect(await peer.stop()).to.deep.equal({ code: 0, signal: null });
+    });
+
+    itAnswersAsWireMdSays(() => ({ send: socket.send, lines: socket.lines }));
+
+    it('answers 1,000 concurrent requests exactly once each', async () => {
+      const start = socket.lines.lines.length;
+      const requests = Array.from({ length: 1000 }, (_, id) =>
+        id % 2 === 0 ? { jsonrpc: '2.0', id, method: 'sleep', params: { ms: id % 7 } } : { jsonrpc: '2.0', id, method: 'echo', params: [id] },
+      );
+      socket.send(...requests);
+      const answers = (await socket.lines.waitFor(start + 1000)).slice(start).map((line) => JSON.parse(line) as { id: number; result: unknown });
+      expect(new Set(answers.map((answer) => answer.id)).size).to.equal(1000);
+      for (const { id, result } of answers) expect(result).to.deep.equal(id % 2 === 0 ? { slept: id % 7 } : [id]);
+      socket.send({ jsonrpc: '2.0', id: 'last', method: 'echo' });
+      expect(await socket.lines.next(1)).to.deep.equal(['{"jsonrpc":"2.0","id":"last","result":null}']);
+    });
+
+    it('keeps one connection state per socket: a second socket is answered independently', async () => {
+      const second = await connectRaw(port);
+      try {
+        second.send({ jsonrpc: '2.0', method: 'only/second' }, { jsonrpc: '2.0', id: 1, method: 'notifications' });
+        expect(await second.lines.waitFor(1)).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":["only/second"]}']);
+      } finally {
+        await second.close();
+      }
+    });
+  });
+
+  describe('the peer process', () => {
+    it('exits 0 by itself when its stdin ends, closing the sockets it accepted', async () => {
+      const { peer, port } = await spawnTcpEchoPeer();
+      const socket = await connectRaw(port);
+      socket.send({ jsonrpc: '2.0', id: 1, method: 'echo', params: ['before'] });
+      await socket.lines.waitFor(1);
+      const socketClosed = new Promise<void>((resolve) => socket.socket.once('close', () => resolve()));
+      peer.child.stdin!.end();
+      await socketClosed;
+      expect(await peer.exited).to.deep.equal({ code: 0, signal: null });
+      expect(socket.lines.lines).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":["before"]}']);
+    });
+
+    it('exiting mid-request rejects the pending requests with ConnectionClosedError', async () => {
+      const { peer, port } = await spawnTcpEchoPeer();
+      const connection = await connectTcp({ port });
+      const sleeping = connection.sendRequest('sleep', { ms: 60_000 });
+      const exiting = connection.sendRequest('exit', { code: 4 });
+      const errors = await Promise.all([sleeping, exiting].map((sent) => sent.then(() => undefined, (error: unknown) => error)));
+      expect(errors[0]).to.be.instanceOf(ConnectionClosedError).and.include({ method: 'sleep', reason: 'input ended' });
+      expect(errors[1]).to.be.instanceOf(ConnectionClosedError).and.include({ method: 'exit', reason: 'input ended' });
+      expect(await peer.exited).to.deep.equal({ code: 4, signal: null });
+    });
+  });
+
+  describe('a client process', () => {
+    it('exits 0 by itself after closing its TCP connection', async () => {
+      let onServerClose!: (reason: CloseReason) => void;
+      const serverClosed = new Promise<CloseReason>((resolve) => {
+        onServerClose = resolve;
+      });
+      const listener = await listenTcp({ port: 0 }, (connection) => {
+        connection.onRequest('log', () => true);
+        connection.onRequest('echo', (params: unknown) => params);
+        connection.once('close', onServerClose);
+      });
+      try {
+        const client = spawnFixture('echo-client', ['--tcp', String(listener.port)]);
+        expect(await client.exited).to.deep.equal({ code: 0, signal: null });
+        expect(client.stdout.lines).to.deep.equal(['true', '{"hello":"world"}']);
+        expect(client.stdout.rest).to.equal('');
+        expect(await serverClosed).to.equal('input ended');
+      } finally {
+        await listener.close();
+      }
+    });
+  });
+});
