@@ -69,7 +69,8 @@ export const JSONRPC_VERSION = '2.0';
 /**
  * Whether `value` is a valid request id: a string, a number or `null`.
  *
- * @remarks Non-finite numbers cannot come out of JSON and are rejected.
+ * @remarks `JSON.parse` turns a number too large for a double (`1e400`) into `Infinity`; such
+ * ids are rejected, since they could not be echoed.
  */
 export function isRequestId(value: unknown): value is RequestId {
   return value === null || typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
