@@ -1,0 +1,111 @@
+/**
+ * The no-library baseline: `JSON.stringify` + `write()` per message, split on `\n` +
+ * `JSON.parse` on the way in. No validation, no backpressure, no batching: the least any
+ * NDJSON JSON-RPC peer must do.
+ *
+ * @packageDocumentation
+ */
+import type { Readable, Writable } from 'node:stream';
+import { COUNT, ECHO, HOLD, NOTE, RELEASE, REQUEST_CANCELLED, STATS, ServerState, WAIT } from '../protocol';
+import type { BenchClient, BenchServer, Library } from './types';
+
+const CANCEL = '$/cancel_request';
+
+interface Wire {
+  jsonrpc: '2.0';
+  id?: number;
+  method?: string;
+  params?: { requestId?: number };
+  result?: unknown;
+  error?: { code: number; message: string };
+}
+
+/** Calls `onMessage` with each parsed line of `input`. */
+function readLines(input: Readable, onMessage: (message: Wire) => void): void {
+  let rest = '';
+  input.setEncoding('utf8');
+  input.on('data', (chunk: string) => {
+    let nl = chunk.indexOf('\n');
+    if (nl === -1) {
+      rest += chunk;
+      return;
+    }
+    onMessage(JSON.parse(rest + chunk.slice(0, nl)) as Wire);
+    let start = nl + 1;
+    while ((nl = chunk.indexOf('\n', start)) !== -1) {
+      onMessage(JSON.parse(chunk.slice(start, nl)) as Wire);
+      start = nl + 1;
+    }
+    rest = chunk.slice(start);
+  });
+}
+
+function send(output: Writable, message: unknown): void {
+  output.write(JSON.stringify(message) + '\n');
+}
+
+function client(input: Readable, output: Writable): BenchClient {
+  const pending = new Map<number, { resolve(value: unknown): void; reject(error: unknown): void }>();
+  let nextId = 1;
+  readLines(input, (message) => {
+    const waiter = pending.get(message.id!);
+    if (!waiter) return;
+    pending.delete(message.id!);
+    if (message.error) waiter.reject(message.error);
+    else waiter.resolve(message.result);
+  });
+  const request = (method: string, params?: unknown): Promise<unknown> => {
+    const id = nextId++;
+    // Register first: an in-process peer may answer during write().
+    const answer = new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
+    send(output, { jsonrpc: '2.0', id, method, params });
+    return answer;
+  };
+  return {
+    request,
+    notify: (method, params) => send(output, { jsonrpc: '2.0', method, params }),
+    startCancellable(method, params) {
+      const id = nextId;
+      const settled = request(method, params).then(
+        () => 0,
+        (error: { code: number }) => error.code,
+      );
+      return { settled, cancel: () => send(output, { jsonrpc: '2.0', method: CANCEL, params: { requestId: id } }) };
+    },
+    close: async () => void output.end(),
+  };
+}
+
+function serve(input: Readable, output: Writable): BenchServer {
+  const state = new ServerState();
+  const waiting = new Set<number>();
+  const reply = (id: number, result: unknown): void => send(output, { jsonrpc: '2.0', id, result });
+  readLines(input, (message) => {
+    const id = message.id!;
+    switch (message.method) {
+      case ECHO:
+        return reply(id, message.params ?? null);
+      case NOTE:
+        return state.note();
+      case COUNT:
+        return reply(id, state.takeCount());
+      case WAIT:
+        return void waiting.add(id);
+      case CANCEL: {
+        const target = message.params!.requestId!;
+        if (!waiting.delete(target)) return;
+        return send(output, { jsonrpc: '2.0', id: target, error: { code: REQUEST_CANCELLED, message: 'Request cancelled' } });
+      }
+      case HOLD:
+        return state.hold(() => reply(id, null));
+      case RELEASE:
+        return state.releaseAll();
+      case STATS:
+        return void state.stats(message.params).then((stats) => reply(id, stats));
+    }
+  });
+  return { close: async () => void output.end() };
+}
+
+/** The raw NDJSON baseline. */
+export const raw: Library = { name: 'raw', client, serve };

@@ -1,0 +1,94 @@
+/**
+ * Command-line options of `npm run bench`.
+ *
+ * @packageDocumentation
+ */
+import { LIBRARIES, type LibraryName } from './adapters';
+import { TRANSPORTS, type TransportName } from './transports';
+import { WORKLOADS, type WorkloadName } from './workloads';
+
+/** The resolved options of one benchmark run. */
+export interface BenchOptions {
+  mode: 'quick' | 'full';
+  /** Measured rounds (a shorter warm-up round comes first). */
+  rounds: number;
+  /** Time budget of one measured cell, in ms. */
+  budgetMs: number;
+  /** Time budget of one warm-up cell, in ms. */
+  warmupMs: number;
+  libraries: LibraryName[];
+  transports: TransportName[];
+  workloads: WorkloadName[];
+  /** Transports and workloads the no-tracker variant of acp-wire runs. */
+  trackerTransports: TransportName[];
+  trackerWorkloads: WorkloadName[];
+  /** Round trips of the soak (0: skip). */
+  soakRoundTrips: number;
+  /** Requests held pending at once in the memory test (0: skip). */
+  pendingRequests: number;
+  /** Lines per framing run (0: skip). */
+  framingLines: number;
+  /** Where to write the JSON report, if anywhere. */
+  jsonFile: string | undefined;
+}
+
+/** The usage text printed for a bad option. */
+export const USAGE = `usage: npm run bench -- [--full] [--json FILE] [--rounds N] [--budget MS]
+       [--libs a,b] [--transports a,b] [--workloads a,b] [--soak N] [--pending N] [--framing N]
+  --full        7 rounds of 400 ms cells, a 1,000,000 round-trip soak, tracker cost on every transport
+  --json FILE   also write the results as JSON
+  --soak N      round trips of the heap soak (0 skips it); --pending N, --framing N likewise`;
+
+function list<T extends string>(value: string, allowed: readonly T[], name: string): T[] {
+  const items = value.split(',').filter(Boolean) as T[];
+  for (const item of items) if (!allowed.includes(item)) throw new RangeError(`${name}: unknown ${item}; one of ${allowed.join(', ')}`);
+  return items;
+}
+
+function count(value: string, name: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`${name} must be a non-negative integer`);
+  return n;
+}
+
+function defaults(full: boolean): BenchOptions {
+  return {
+    mode: full ? 'full' : 'quick',
+    rounds: full ? 7 : 3,
+    budgetMs: full ? 400 : 80,
+    warmupMs: full ? 200 : 40,
+    libraries: LIBRARIES.map((library) => library.name),
+    transports: [...TRANSPORTS],
+    workloads: [...WORKLOADS],
+    trackerTransports: full ? [...TRANSPORTS] : ['in-process'],
+    trackerWorkloads: full ? [...WORKLOADS] : ['sequential', 'inflight-100', 'inflight-1000', 'cancel'],
+    soakRoundTrips: full ? 1_000_000 : 100_000,
+    pendingRequests: 10_000,
+    framingLines: full ? 200_000 : 50_000,
+    jsonFile: undefined,
+  };
+}
+
+/** Parses `argv` (without node and the script). @throws RangeError for a bad option */
+export function parseOptions(argv: string[]): BenchOptions {
+  const options = defaults(argv.includes('--full'));
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    if (flag === '--full') continue;
+    const value = argv[++i];
+    if (value === undefined) throw new RangeError(`${flag} needs a value\n${USAGE}`);
+    if (flag === '--json') options.jsonFile = value;
+    else if (flag === '--rounds') options.rounds = Math.max(1, count(value, flag));
+    else if (flag === '--budget') options.budgetMs = Math.max(1, count(value, flag));
+    else if (flag === '--libs') options.libraries = list(value, LIBRARIES.map((l) => l.name), flag);
+    else if (flag === '--transports') options.transports = list(value, TRANSPORTS, flag);
+    else if (flag === '--workloads') options.workloads = list(value, WORKLOADS, flag);
+    else if (flag === '--soak') options.soakRoundTrips = count(value, flag);
+    else if (flag === '--pending') options.pendingRequests = count(value, flag);
+    else if (flag === '--framing') options.framingLines = count(value, flag);
+    else throw new RangeError(`unknown option ${flag}\n${USAGE}`);
+  }
+  options.trackerTransports = options.trackerTransports.filter((t) => options.transports.includes(t));
+  if (!options.libraries.includes('acp-wire')) options.trackerTransports = [];
+  return options;
+}
