@@ -31,7 +31,7 @@ import {
 import { CANCEL_REQUEST_METHOD, isSuccessorEnvelope } from './protocol';
 import { encodeResponseWithRawId, exactIdText, isInexactId } from './raw-id';
 import { InboundRequest, Responder, type InboundWire } from './responder';
-import { trackDrop } from './responder-tracker';
+import { trackDropRevocably } from './responder-tracker';
 import { Router, type NotificationHandler, type RequestHandler } from './router';
 import {
   OutboundRequest,
@@ -42,6 +42,7 @@ import {
   type SendRequestOptions,
   type SentRequest,
 } from './sent-request';
+import { Backlog } from './backlog';
 import { LineWriter } from './writer';
 
 /** Options of a {@link Connection}. */
@@ -79,6 +80,9 @@ let shutdownWith: (connection: Connection, reason: CloseReason, error?: Error) =
  * @remarks
  * Messages are dispatched synchronously in arrival order as each chunk is decoded; request handlers
  * then run concurrently. Outgoing lines written in one event-loop turn go out in one `write()`.
+ * Backpressure: while the output cannot take more, the connection keeps reading but holds what it
+ * reads, in order, and dispatches it once the output drains; it stops reading only when it holds
+ * more than 16 MiB. (Reading on means two peers that flood each other never wait on each other.)
  * The connection closes when `close()` is called, the input ends or errors, or the output errors:
  * pending outgoing requests then reject with {@link ConnectionClosedError}, handlers' signals abort,
  * no automatic answers are sent, and every listener this connection added is removed.
@@ -106,6 +110,13 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   #gate: RequestGate | undefined;
   #closeReason: CloseReason | undefined;
   #closed: Promise<void> | undefined;
+  readonly #backlog = new Backlog();
+  /** The output cannot take more now: read messages are held in the backlog. */
+  #isOutputFull = false;
+  /** The input is paused because the backlog is over its limit. */
+  #isInputHeld = false;
+  /** The input ended while messages were held: close once they are dispatched. */
+  #isEndHeld = false;
 
   static {
     installGate = (connection, gate) => {
@@ -231,7 +242,8 @@ export class Connection extends EventEmitter<ConnectionEvents> {
 
   readonly #sink: LineSink = {
     value: (value, line) => {
-      if (this.#logger.traces) this.#logger.log('trace', `<- ${line}`);
+      // While the output cannot drain, read on but hold messages back (see Backlog).
+      if (this.#isOutputFull || !this.#backlog.isEmpty) return this.#hold(value, line);
       this.#receive(value, line);
     },
     error: (error) => {
@@ -247,7 +259,9 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   readonly #onEnd = (): void => {
     if (this.#closeReason) return;
     this.#decoder.end();
-    void this.#shutdown('input ended');
+    // Messages held back are still dispatched: the close waits for them.
+    if (!this.#backlog.isEmpty) this.#isEndHeld = true;
+    else void this.#shutdown('input ended');
   };
 
   readonly #onInputError = (error: Error): void => void this.#shutdown('input error', error);
@@ -256,11 +270,35 @@ export class Connection extends EventEmitter<ConnectionEvents> {
 
   #onBackpressure(isFull: boolean): void {
     if (this.#closeReason) return;
-    if (isFull) this.#input.pause();
-    else this.#input.resume();
+    this.#isOutputFull = isFull;
+    if (!isFull) this.#releaseBacklog();
+  }
+
+  #hold(value: unknown, line: string): void {
+    this.#backlog.push(value, line);
+    if (this.#backlog.isOverLimit && !this.#isInputHeld) {
+      this.#isInputHeld = true;
+      this.#input.pause();
+    }
+  }
+
+  /** Dispatches held messages in order until the output is full again. */
+  #releaseBacklog(): void {
+    while (!this.#isOutputFull && !this.#closeReason) {
+      const held = this.#backlog.shift();
+      if (!held) break;
+      this.#receive(held.value, held.line);
+    }
+    if (this.#closeReason) return;
+    if (this.#isInputHeld && !this.#backlog.isOverLimit) {
+      this.#isInputHeld = false;
+      this.#input.resume();
+    }
+    if (this.#isEndHeld && this.#backlog.isEmpty) void this.#shutdown('input ended');
   }
 
   #receive(value: unknown, line: string): void {
+    if (this.#logger.traces) this.#logger.log('trace', `<- ${line}`);
     if (this.#closeReason) return;
     const c = classify(value);
     switch (c.kind) {
@@ -287,14 +325,16 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     if (!handler) return request.deliver(undefined, RpcError.methodNotFound(message.method).toJSON());
     this.#inflight.set(message.id, request);
     const responder = new Responder(request);
-    trackDrop(responder, request);
     let returned: unknown;
     try {
       returned = handler(message.params, responder);
     } catch (thrown) {
       return this.#handlerFailed(responder, request, thrown);
     }
+    // Tracked once the handler has returned (the responder is on the stack until then) and only
+    // while unanswered: a handler that answers at once never pays for the weak-ref tracker.
     if (isThenable(returned)) {
+      trackDropRevocably(responder, request);
       // The callbacks hold the responder: it stays reachable while the handler's promise is pending.
       returned.then(
         (value) => this.#handlerReturned(responder, request, value),
@@ -302,6 +342,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       );
     } else {
       this.#handlerReturned(responder, request, returned);
+      if (!request.isSettled) trackDropRevocably(responder, request);
     }
   }
 

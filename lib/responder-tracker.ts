@@ -31,3 +31,21 @@ export const trackerSwitch = { enabled: process.env.ACP_WIRE_BENCH_NO_TRACKER !=
 export function trackDrop(object: object, target: DropTarget): void {
   if (trackerSwitch.enabled) registry.register(object, target);
 }
+
+/**
+ * Like {@link trackDrop}, but {@link untrackDrop} can end the tracking before `object` is collected.
+ *
+ * @remarks Until then the registry holds `target` (and all it references) strongly; ending the
+ * tracking as soon as a drop can no longer do anything releases it at once and spares the
+ * collector the finalization.
+ *
+ * @internal
+ */
+export function trackDropRevocably(object: object, target: DropTarget): void {
+  if (trackerSwitch.enabled) registry.register(object, target, target);
+}
+
+/** Ends the tracking started by {@link trackDropRevocably} for `target` (if any). @internal */
+export function untrackDrop(target: DropTarget): void {
+  if (trackerSwitch.enabled) registry.unregister(target);
+}

@@ -7,7 +7,7 @@
 import { AlreadyAnsweredError, ErrorCode, RpcError, type ConnectionClosedError } from './errors';
 import { unwatchDrop, watchDrop } from './idle-collector';
 import type { ErrorObject, JsonValue, RequestId } from './message';
-import type { DropTarget } from './responder-tracker';
+import { untrackDrop, type DropTarget } from './responder-tracker';
 
 /** What an {@link InboundRequest} needs from its connection. @internal */
 export interface InboundWire {
@@ -79,6 +79,8 @@ export class InboundRequest implements DropTarget {
     this.wire.finish(this, result, error);
     this.#phase = ANSWERED;
     this.#unwatch();
+    // Answered: a drop can no longer do anything, so the tracker may let go of this state now.
+    untrackDrop(this);
     this.#cancelHooks = undefined;
     this.onAnswer?.(error !== undefined);
   }
@@ -88,6 +90,7 @@ export class InboundRequest implements DropTarget {
     if (this.#phase !== PENDING) throw new AlreadyAnsweredError(this.method);
     this.#phase = HANDED_OFF;
     this.#unwatch();
+    untrackDrop(this);
   }
 
   /**

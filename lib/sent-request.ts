@@ -8,7 +8,7 @@ import { toDisposable, type Disposable } from './disposable';
 import { RpcError, ErrorCode, RequestTimeoutError } from './errors';
 import type { ErrorObject, JsonValue, RequestId } from './message';
 import { inboundRequestOf, type InboundRequest, type Responder } from './responder';
-import { trackDrop, type DropTarget } from './responder-tracker';
+import { trackDropRevocably, untrackDrop, type DropTarget } from './responder-tracker';
 
 /** What an {@link OutboundRequest} needs from its connection. @internal */
 export interface OutboundWire {
@@ -164,6 +164,9 @@ export class OutboundRequest implements DropTarget {
   }
 
   #cleanup(): void {
+    // Settled or given up: a drop can no longer cancel, so the registry may let go of this state
+    // (params, result) now rather than after the SentRequest is collected.
+    untrackDrop(this);
     const cleanups = this.#cleanups;
     this.#cleanups = undefined;
     if (cleanups) for (const fn of cleanups) fn();
@@ -419,7 +422,7 @@ export function publishRequest<R>(request: OutboundRequest, options: SendRequest
   }
   request.wire.publish(request);
   if (!request.isSettled) {
-    trackDrop(sent, request);
+    trackDropRevocably(sent, request);
     armOptions(request, options);
   }
   return sent;

@@ -14,7 +14,8 @@ export interface WriterEvents {
 /**
  * Queues lines and writes them together at the end of the current turn (`setImmediate`), so a
  * burst of answers costs one `write()`. Honours backpressure: reports when the output is full and
- * when it has drained.
+ * when it has drained, and reports it early, as soon as the queue alone reaches the output's
+ * `writableHighWaterMark`.
  *
  * @internal
  */
@@ -24,6 +25,8 @@ export class LineWriter {
   #queue = '';
   #immediate: NodeJS.Immediate | undefined;
   #isFull = false;
+  /** Backpressure was reported because the queue itself reached the output's high-water mark. */
+  #isQueueFull = false;
   #isEnded = false;
 
   constructor(out: Writable, events: WriterEvents) {
@@ -36,6 +39,12 @@ export class LineWriter {
     if (this.#isEnded) return;
     this.#queue += line;
     this.#immediate ??= setImmediate(this.flush);
+    // A queue as large as the output's buffer cannot drain this turn: say so now, so that the
+    // input is paused before more of it is read in this turn.
+    if (!this.#isFull && !this.#isQueueFull && this.#queue.length >= this.#out.writableHighWaterMark) {
+      this.#isQueueFull = true;
+      this.#events.backpressure(true);
+    }
   }
 
   /** Writes what is queued now. */
@@ -44,16 +53,20 @@ export class LineWriter {
       clearImmediate(this.#immediate);
       this.#immediate = undefined;
     }
+    const wasQueueFull = this.#isQueueFull;
+    this.#isQueueFull = false;
     if (this.#queue.length === 0 || this.#out.destroyed || this.#out.writableEnded) {
       this.#queue = '';
       return;
     }
     const chunk = this.#queue;
     this.#queue = '';
-    if (!this.#out.write(chunk) && !this.#isFull) {
+    if (this.#out.write(chunk)) {
+      if (wasQueueFull) this.#events.backpressure(false);
+    } else if (!this.#isFull) {
       this.#isFull = true;
       this.#out.once('drain', this.#onDrain);
-      this.#events.backpressure(true);
+      if (!wasQueueFull) this.#events.backpressure(true);
     }
   };
 

@@ -389,7 +389,9 @@ describe('Connection', () => {
   });
 
   describe('backpressure', () => {
-    it("pauses reading its input while the output's write() returns false, and resumes on 'drain'", async () => {
+    // Holding rather than pausing at once: two peers flooding each other must not deadlock
+    // (issue 7); pausing the input past the backlog limit is covered in spec/faults/backpressure.
+    it("holds what it reads undispatched while the output's write() returns false, and dispatches it on 'drain'", async () => {
       const input = new PassThrough();
       const output = new HeldWritable();
       const connection = new Connection(input, output);
@@ -404,7 +406,6 @@ describe('Connection', () => {
         writeLines(input, { jsonrpc: '2.0', id: 1, method: 'n', params: { n: 1 } });
         await output.nextWrite();
         await macrotasks(1);
-        expect(input.isPaused()).to.equal(true);
         writeLines(input, { jsonrpc: '2.0', id: 2, method: 'n', params: { n: 2 } });
         await macrotasks();
         expect(seen).to.deep.equal([1]);
