@@ -79,7 +79,8 @@ let shutdownWith: (connection: Connection, reason: CloseReason, error?: Error) =
  *
  * @remarks
  * Messages are dispatched synchronously in arrival order as each chunk is decoded; request handlers
- * then run concurrently. Outgoing lines written in one event-loop turn go out in one `write()`.
+ * then run concurrently. Outgoing lines are written together at the end of the current tick
+ * (`process.nextTick`): a burst of answers costs one `write()`, or two when some come from async handlers.
  * Backpressure: while the output cannot take more, the connection keeps reading but holds what it
  * reads, in order, and dispatches it once the output drains; it stops reading only when it holds
  * more than 16 MiB. (Reading on means two peers that flood each other never wait on each other.)

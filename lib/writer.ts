@@ -1,5 +1,5 @@
 /**
- * Batches outgoing lines into one `write()` per event-loop turn and reports backpressure.
+ * Batches outgoing lines into one `write()` per tick and reports backpressure.
  *
  * @packageDocumentation
  */
@@ -12,10 +12,13 @@ export interface WriterEvents {
 }
 
 /**
- * Queues lines and writes them together at the end of the current turn (`setImmediate`), so a
- * burst of answers costs one `write()`. Honours backpressure: reports when the output is full and
- * when it has drained, and reports it early, as soon as the queue alone reaches the output's
- * `writableHighWaterMark`.
+ * Queues lines and writes them together at the end of the current tick (`process.nextTick`):
+ * the lines written by synchronous code go out in one `write()` right after it returns, before
+ * the event loop moves on, and those written from promise callbacks in the same tick in one more.
+ * (A `setImmediate` flush batched a little more but cost a whole event-loop turn per round trip:
+ * in-process sequential round trips ran at 44% of the raw baseline instead of 66%.) Honours
+ * backpressure: reports when the output is full and when it has drained, and reports it early, as
+ * soon as the queue alone reaches the output's `writableHighWaterMark`.
  *
  * @internal
  */
@@ -23,7 +26,8 @@ export class LineWriter {
   readonly #out: Writable;
   readonly #events: WriterEvents;
   #queue = '';
-  #immediate: NodeJS.Immediate | undefined;
+  /** A flush is scheduled for the end of the current tick. */
+  #isScheduled = false;
   #isFull = false;
   /** Backpressure was reported because the queue itself reached the output's high-water mark. */
   #isQueueFull = false;
@@ -38,9 +42,12 @@ export class LineWriter {
   write(line: string): void {
     if (this.#isEnded) return;
     this.#queue += line;
-    this.#immediate ??= setImmediate(this.flush);
-    // A queue as large as the output's buffer cannot drain this turn: say so now, so that the
-    // input is paused before more of it is read in this turn.
+    if (!this.#isScheduled) {
+      this.#isScheduled = true;
+      process.nextTick(this.flush);
+    }
+    // A queue as large as the output's buffer cannot drain this tick: say so now, so that
+    // dispatch stops before more of what was read is handled.
     if (!this.#isFull && !this.#isQueueFull && this.#queue.length >= this.#out.writableHighWaterMark) {
       this.#isQueueFull = true;
       this.#events.backpressure(true);
@@ -49,10 +56,7 @@ export class LineWriter {
 
   /** Writes what is queued now. */
   readonly flush = (): void => {
-    if (this.#immediate) {
-      clearImmediate(this.#immediate);
-      this.#immediate = undefined;
-    }
+    this.#isScheduled = false;
     const wasQueueFull = this.#isQueueFull;
     this.#isQueueFull = false;
     if (this.#queue.length === 0 || this.#out.destroyed || this.#out.writableEnded) {

@@ -388,6 +388,38 @@ describe('Connection', () => {
     });
   });
 
+  describe('writing', () => {
+    it('writes the answers to one chunk of requests in two write() calls: the synchronous ones, then the asynchronous ones', async () => {
+      const input = new PassThrough();
+      const writes: string[] = [];
+      const output = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          writes.push(chunk.toString());
+          done();
+        },
+      });
+      const connection = new Connection(input, output);
+      try {
+        connection.onRequest('sync', ({ n }: { n: number }) => n);
+        connection.onRequest('async', async ({ n }: { n: number }) => {
+          await Promise.resolve();
+          return n;
+        });
+        const requests = Array.from({ length: 20 }, (_, n) => ({ jsonrpc: '2.0', id: n, method: n % 2 ? 'async' : 'sync', params: { n } }));
+        input.write(requests.map((request) => JSON.stringify(request) + '\n').join(''));
+        await macrotasks(2);
+        expect(writes).to.have.length(2);
+        const ids = writes.map((chunk) => chunk.trimEnd().split('\n').map((line) => (JSON.parse(line) as { id: number }).id));
+        expect(ids).to.deep.equal([
+          [0, 2, 4, 6, 8, 10, 12, 14, 16, 18],
+          [1, 3, 5, 7, 9, 11, 13, 15, 17, 19],
+        ]);
+      } finally {
+        await connection.close();
+      }
+    });
+  });
+
   describe('backpressure', () => {
     // Holding rather than pausing at once: two peers flooding each other must not deadlock
     // (issue 7); pausing the input past the backlog limit is covered in spec/faults/backpressure.

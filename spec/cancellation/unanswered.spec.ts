@@ -279,6 +279,7 @@ describe('Request cancellation: Unanswered Requests', () => {
         return { from: 'handler' };
       });
       write(peer, 1, 'usingReturns');
+      await peer.sent.response(1);
       await barrier(peer, 'b');
       expect(responsesTo(peer, 1).map((m) => peer.sent.lineOf(m))).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":{"from":"handler"}}']);
     });

@@ -10,10 +10,16 @@ export function nextEvent<T extends unknown[] = unknown[]>(
   return new Promise((resolve) => emitter.once(event, (...args: unknown[]) => resolve(args as T)));
 }
 
-/** Forces a full collection and lets finalizers run (needs --expose-gc, set in .mocharc.json). */
+/**
+ * Forces a full collection and lets finalizers run (needs --expose-gc, set in .mocharc.json).
+ *
+ * @remarks Yields a macrotask first: a `WeakRef` keeps its target alive until the end of the job
+ * that created or dereferenced it, so collecting in that same job could never clear it.
+ */
 export async function collectGarbage(): Promise<void> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('run with --expose-gc');
+  await nextMacrotask();
   gc();
   await nextMacrotask();
   await nextMacrotask();
