@@ -20,7 +20,6 @@ import { LineDecoder, encodeMessage, type LineSink } from './framing';
 import { defaultLogger, type Logger } from './logger';
 import {
   classify,
-  isRequestId,
   type ErrorObject,
   type JsonValue,
   type NotificationMessage,
@@ -28,11 +27,11 @@ import {
   type RequestMessage,
   type ResponseMessage,
 } from './message';
-import { CANCEL_REQUEST_METHOD, isSuccessorEnvelope } from './protocol';
+import { CANCEL_REQUEST_METHOD, cancelTargetOf } from './protocol';
 import { encodeResponseWithRawId, exactIdText, isInexactId } from './raw-id';
 import { InboundRequest, Responder, type InboundWire } from './responder';
-import { trackDropRevocably } from './responder-tracker';
-import { Router, type NotificationHandler, type RequestHandler } from './router';
+import { trackDrop } from './responder-tracker';
+import { Router, checkMethod, type NotificationHandler, type RequestHandler } from './router';
 import {
   OutboundRequest,
   PreparedRequest,
@@ -42,7 +41,7 @@ import {
   type SendRequestOptions,
   type SentRequest,
 } from './sent-request';
-import { Backlog } from './backlog';
+import { InputFlow } from './backlog';
 import { LineWriter } from './writer';
 
 /** Options of a {@link Connection}. */
@@ -111,13 +110,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   #gate: RequestGate | undefined;
   #closeReason: CloseReason | undefined;
   #closed: Promise<void> | undefined;
-  readonly #backlog = new Backlog();
-  /** The output cannot take more now: read messages are held in the backlog. */
-  #isOutputFull = false;
-  /** The input is paused because the backlog is over its limit. */
-  #isInputHeld = false;
-  /** The input ended while messages were held: close once they are dispatched. */
-  #isEndHeld = false;
+  readonly #flow: InputFlow;
 
   static {
     installGate = (connection, gate) => {
@@ -140,6 +133,11 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     this.#logger = options.logger ?? defaultLogger(options.name);
     this.#endOutput = options.endOutputOnClose ?? true;
     this.#decoder = new LineDecoder(this.#sink, { maxLineBytes: options.maxLineBytes });
+    this.#flow = new InputFlow(input, {
+      dispatch: (value, line) => this.#receive(value, line),
+      isClosed: () => this.#closeReason !== undefined,
+      inputEnded: () => void this.#shutdown('input ended'),
+    });
     this.#writer = new LineWriter(output, { backpressure: (isFull) => this.#onBackpressure(isFull) });
     this.#inbound = { isClosing: false, finish: (req, result, error) => this.#finish(req, result, error) };
     this.#outbound = { publish: (req) => this.#publish(req), sendCancel: (id) => this.#sendCancel(id) };
@@ -242,11 +240,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   }
 
   readonly #sink: LineSink = {
-    value: (value, line) => {
-      // While the output cannot drain, read on but hold messages back (see Backlog).
-      if (this.#isOutputFull || !this.#backlog.isEmpty) return this.#hold(value, line);
-      this.#receive(value, line);
-    },
+    value: (value, line) => this.#flow.accept(value, line),
     error: (error) => {
       if (error.code === 'ACP_WIRE_JSON_PARSE') this.#sendError(null, RpcError.parseError().toJSON());
       this.#report(error);
@@ -261,8 +255,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     if (this.#closeReason) return;
     this.#decoder.end();
     // Messages held back are still dispatched: the close waits for them.
-    if (!this.#backlog.isEmpty) this.#isEndHeld = true;
-    else void this.#shutdown('input ended');
+    if (this.#flow.end()) void this.#shutdown('input ended');
   };
 
   readonly #onInputError = (error: Error): void => void this.#shutdown('input error', error);
@@ -270,32 +263,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   readonly #onOutputError = (error: Error): void => void this.#shutdown('output error', error);
 
   #onBackpressure(isFull: boolean): void {
-    if (this.#closeReason) return;
-    this.#isOutputFull = isFull;
-    if (!isFull) this.#releaseBacklog();
-  }
-
-  #hold(value: unknown, line: string): void {
-    this.#backlog.push(value, line);
-    if (this.#backlog.isOverLimit && !this.#isInputHeld) {
-      this.#isInputHeld = true;
-      this.#input.pause();
-    }
-  }
-
-  /** Dispatches held messages in order until the output is full again. */
-  #releaseBacklog(): void {
-    while (!this.#isOutputFull && !this.#closeReason) {
-      const held = this.#backlog.shift();
-      if (!held) break;
-      this.#receive(held.value, held.line);
-    }
-    if (this.#closeReason) return;
-    if (this.#isInputHeld && !this.#backlog.isOverLimit) {
-      this.#isInputHeld = false;
-      this.#input.resume();
-    }
-    if (this.#isEndHeld && this.#backlog.isEmpty) void this.#shutdown('input ended');
+    if (!this.#closeReason) this.#flow.setOutputFull(isFull);
   }
 
   #receive(value: unknown, line: string): void {
@@ -335,7 +303,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     // Tracked once the handler has returned (the responder is on the stack until then) and only
     // while unanswered: a handler that answers at once never pays for the weak-ref tracker.
     if (isThenable(returned)) {
-      trackDropRevocably(responder, request);
+      trackDrop(responder, request);
       // The callbacks hold the responder: it stays reachable while the handler's promise is pending.
       returned.then(
         (value) => this.#handlerReturned(responder, request, value),
@@ -343,7 +311,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       );
     } else {
       this.#handlerReturned(responder, request, returned);
-      if (!request.isSettled) trackDropRevocably(responder, request);
+      if (!request.isSettled) trackDrop(responder, request);
     }
   }
 
@@ -372,7 +340,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   }
 
   #dispatchNotification(message: NotificationMessage): void {
-    const target = cancelTarget(message);
+    const target = cancelTargetOf(message.method, message.params);
     if (target !== undefined) {
       if (target.ok) this.#inflight.get(target.id)?.cancel();
       else this.#logger.log('warn', `ignored a malformed ${CANCEL_REQUEST_METHOD}: ${describeThrown(message.params)}`);
@@ -494,33 +462,6 @@ function transportClosed(method: string): ErrorObject {
   return RpcError.internalError({ reason: 'incoming_transport_closed', method }).toJSON();
 }
 
-function checkMethod(method: string): string {
-  if (typeof method !== 'string') throw new TypeError('method must be a string');
-  return method;
-}
-
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
-}
-
-type CancelTarget = { ok: true; id: RequestId } | { ok: false };
-
-/**
- * The request id a `$/cancel_request` names — plain, or wrapped in any number of successor
- * envelopes — or `undefined` when the notification is not a cancel.
- */
-function cancelTarget(message: NotificationMessage): CancelTarget | undefined {
-  let method: unknown = message.method;
-  let params: unknown = message.params;
-  while (typeof method === 'string' && isSuccessorEnvelope(method) && isObject(params)) {
-    method = params.method;
-    params = params.params;
-  }
-  if (method !== CANCEL_REQUEST_METHOD) return undefined;
-  if (!isObject(params) || !Object.hasOwn(params, 'requestId') || !isRequestId(params.requestId)) return { ok: false };
-  return { ok: true, id: params.requestId };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -3,6 +3,7 @@
  *
  * @packageDocumentation
  */
+import { isRequestId, type RequestId } from './message';
 
 /** The cancellation notification, sent by either side: `{"requestId": <id>}`. */
 export const CANCEL_REQUEST_METHOD = '$/cancel_request';
@@ -25,4 +26,29 @@ export const INITIALIZE_METHOD = 'initialize';
 /** Whether `method` names the successor envelope (new or legacy name). */
 export function isSuccessorEnvelope(method: string): boolean {
   return method === PROXY_SUCCESSOR_METHOD || method === LEGACY_PROXY_SUCCESSOR_METHOD;
+}
+
+/** What a `$/cancel_request` names: a valid request id, or malformed params. @internal */
+export type CancelTarget = { ok: true; id: RequestId } | { ok: false };
+
+/**
+ * The request id a `$/cancel_request` names — plain, or wrapped in any number of successor
+ * envelopes (any object params unwrap) — or `undefined` when the notification is not a cancel.
+ *
+ * @internal
+ */
+export function cancelTargetOf(method: string, params: unknown): CancelTarget | undefined {
+  let current: unknown = method;
+  let inner: unknown = params;
+  while (typeof current === 'string' && isSuccessorEnvelope(current) && isPlainObject(inner)) {
+    current = inner.method;
+    inner = inner.params;
+  }
+  if (current !== CANCEL_REQUEST_METHOD) return undefined;
+  if (!isPlainObject(inner) || !Object.hasOwn(inner, 'requestId') || !isRequestId(inner.requestId)) return { ok: false };
+  return { ok: true, id: inner.requestId };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

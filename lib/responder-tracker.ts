@@ -17,35 +17,24 @@ const registry = new FinalizationRegistry<DropTarget>((target) => target.dropped
 export const trackerSwitch = { enabled: process.env.ACP_WIRE_BENCH_NO_TRACKER !== '1' };
 
 /**
- * Calls `target.dropped()` once `object` has become unreachable and been collected.
+ * Calls `target.dropped()` once `object` has become unreachable and been collected, unless
+ * {@link untrackDrop} ended the tracking first.
  *
  * @remarks
  * Finalization is best-effort: V8 runs the callback some time after a collection that found the
  * object unreachable, in a later macrotask. It may never run if no collection happens (an idle
  * process) or if the process exits first. The idle collector bounds the first case for responders;
  * `responder[Symbol.dispose]()` is the deterministic path. `target` must not reference `object`,
- * or the object can never be collected.
+ * or the object can never be collected. Until the tracking ends, the registry holds `target` (and
+ * all it references) strongly: end it as soon as a drop can no longer do anything.
  *
  * @internal
  */
 export function trackDrop(object: object, target: DropTarget): void {
-  if (trackerSwitch.enabled) registry.register(object, target);
-}
-
-/**
- * Like {@link trackDrop}, but {@link untrackDrop} can end the tracking before `object` is collected.
- *
- * @remarks Until then the registry holds `target` (and all it references) strongly; ending the
- * tracking as soon as a drop can no longer do anything releases it at once and spares the
- * collector the finalization.
- *
- * @internal
- */
-export function trackDropRevocably(object: object, target: DropTarget): void {
   if (trackerSwitch.enabled) registry.register(object, target, target);
 }
 
-/** Ends the tracking started by {@link trackDropRevocably} for `target` (if any). @internal */
+/** Ends the tracking started by {@link trackDrop} for `target` (if any). @internal */
 export function untrackDrop(target: DropTarget): void {
   if (trackerSwitch.enabled) registry.unregister(target);
 }

@@ -81,7 +81,8 @@ function register<H>(table: Map<string, H>, method: string, handler: H): Disposa
   });
 }
 
-function checkMethod(method: string): string {
+/** Returns `method`, or throws when it is not a string. @throws TypeError naming the argument. @internal */
+export function checkMethod(method: string): string {
   if (typeof method !== 'string') throw new TypeError('method must be a string');
   return method;
 }

@@ -8,7 +8,7 @@ import { toDisposable, type Disposable } from './disposable';
 import { RpcError, ErrorCode, RequestTimeoutError } from './errors';
 import type { ErrorObject, JsonValue, RequestId } from './message';
 import { inboundRequestOf, type InboundRequest, type Responder } from './responder';
-import { trackDropRevocably, untrackDrop, type DropTarget } from './responder-tracker';
+import { trackDrop, untrackDrop, type DropTarget } from './responder-tracker';
 
 /** What an {@link OutboundRequest} needs from its connection. @internal */
 export interface OutboundWire {
@@ -422,7 +422,7 @@ export function publishRequest<R>(request: OutboundRequest, options: SendRequest
   }
   request.wire.publish(request);
   if (!request.isSettled) {
-    trackDropRevocably(sent, request);
+    trackDrop(sent, request);
     armOptions(request, options);
   }
   return sent;

@@ -6,7 +6,7 @@
 import { acpSdk } from './acp-sdk';
 import { acpWire } from './acp-wire';
 import { raw } from './raw';
-import type { Library, LibraryName } from './types';
+import type { Library } from './types';
 import { vscodeJsonrpc } from './vscode-jsonrpc';
 
 /** Every library, in table order. */

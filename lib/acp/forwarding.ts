@@ -5,7 +5,7 @@
  */
 import { ConnectionClosedError } from '../errors';
 import type { NotificationMessage } from '../message';
-import { CANCEL_REQUEST_METHOD, isSuccessorEnvelope } from '../protocol';
+import { cancelTargetOf } from '../protocol';
 import { Responder } from '../responder';
 import type { MessageTarget } from './successor';
 
@@ -61,15 +61,5 @@ export function sendProxiedMessageTo(
  * params), so nothing the connection treated as a cancel is ever forwarded.
  */
 export function isCancelNotification(method: string, params: unknown): boolean {
-  let current: unknown = method;
-  let inner: unknown = params;
-  while (typeof current === 'string' && isSuccessorEnvelope(current) && isObject(inner)) {
-    current = inner.method;
-    inner = inner.params;
-  }
-  return current === CANCEL_REQUEST_METHOD;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return cancelTargetOf(method, params) !== undefined;
 }

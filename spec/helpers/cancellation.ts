@@ -19,6 +19,9 @@ import {
   type Logger,
   type TcpListener,
 } from '../../lib';
+import { seededRandom } from './random';
+
+export { seededRandom };
 
 /** The exact cancelled error object on the wire. */
 export const CANCELLED_ERROR = '{"code":-32800,"message":"Request cancelled"}';
@@ -255,18 +258,6 @@ function endpointOver(write: (line: string) => void, input: Readable, close: () 
     return received.response(id);
   };
   return { send, received, call, nextId, close };
-}
-
-/** A deterministic PRNG (mulberry32): the same seed gives the same sequence. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** A promise with its resolve function outside. */

@@ -10,6 +10,9 @@
 import { setImmediate as nextMacrotask } from 'node:timers/promises';
 import { RpcError, type Connection, type JsonValue, type PreparedRequest, type SentRequest } from '../../lib';
 import { TraceChecker } from './trace-checker';
+import { seededRandom } from './random';
+
+export { seededRandom };
 
 export { TraceChecker } from './trace-checker';
 export type { CheckerReport } from './trace-checker';
@@ -30,18 +33,6 @@ const STRATEGIES: readonly Strategy[] = ['await', 'cancelNow', 'cancelLater', 'h
 export interface WorkParams {
   b: Behaviour;
   d: number;
-}
-
-/** A seeded PRNG (mulberry32): the same seed gives the same sequence. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function pick<T>(random: () => number, items: readonly T[]): T {
