@@ -7,7 +7,6 @@ import { type Connection, type Responder } from '../../lib';
 import { collectGarbage } from '../helpers/events';
 import {
   createTappedPair,
-  deferred,
   isCancelFor,
   isResponse,
   sameId,

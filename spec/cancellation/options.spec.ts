@@ -4,8 +4,8 @@
  * `process.getActiveResourcesInfo()` (only ref'd timers keep a process alive, and only they count).
  */
 import { expect } from 'chai';
-import { RequestTimeoutError, RpcError, type Responder } from '../../lib';
-import { createTappedPair, isCancelFor, rejectionOf, type TappedPair } from '../helpers/cancellation';
+import { RequestTimeoutError, RpcError } from '../../lib';
+import { isCancelFor, rejectionOf, useWorkPair } from '../helpers/cancellation';
 
 /** How many ref'd timers the process has. */
 function activeTimers(): number {
@@ -13,51 +13,36 @@ function activeTimers(): number {
 }
 
 describe('Connection#sendRequest() options', () => {
-  let pair: TappedPair;
-  let held: Responder[];
-  const cancelsFor = (id: unknown): number => pair.toAgent.count((m) => isCancelFor(m, id));
-  const received = async (count: number): Promise<void> => {
-    await pair.toAgent.waitFor(() => pair.toAgent.count((m) => m.method === 'work') >= count);
-  };
-  const barrier = async (): Promise<void> => void (await pair.client.sendRequest('echo', [1]));
-
-  beforeEach(() => {
-    pair = createTappedPair();
-    held = [];
-    pair.agent.onRequest('work', (_params, responder) => void held.push(responder));
-    pair.agent.onRequest('echo', (params) => params);
-  });
-  afterEach(async () => {
-    await pair.close();
-  });
+  const work = useWorkPair();
+  const { cancelsFor, received, barrier } = work;
 
   describe('{ signal }', () => {
     it('cancels like cancel() when the signal aborts: one $/cancel_request, and the answer is still delivered', async () => {
       const controller = new AbortController();
-      const sent = pair.client.sendRequest('work', undefined, { signal: controller.signal });
+      const sent = work.pair.client.sendRequest('work', undefined, { signal: controller.signal });
       await received(1);
       controller.abort();
-      await pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
-      expect(held[0]!.isCancelled).to.equal(true);
+      await work.pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
+      expect(work.held[0]!.isCancelled).to.equal(true);
       expect(sent.cancel()).to.equal(false);
-      held[0]!.respond({ partial: true });
+      work.held[0]!.respond({ partial: true });
       expect(await sent).to.deep.equal({ partial: true });
       expect(cancelsFor(sent.id)).to.equal(1);
     });
 
     it("sends nothing for an already-aborted signal and rejects with the signal's reason", async () => {
       const reason = new Error('given up before sending');
-      const sent = pair.client.sendRequest('work', undefined, { signal: AbortSignal.abort(reason) });
+      const sent = work.pair.client.sendRequest('work', undefined, { signal: AbortSignal.abort(reason) });
       expect(await rejectionOf(sent)).to.equal(reason);
       await barrier();
-      expect(pair.toAgent.count((m) => m.method === 'work' || isCancelFor(m))).to.equal(0);
+      expect(work.pair.toAgent.count((m) => m.method === 'work' || isCancelFor(m))).to.equal(0);
     });
 
     it('sends nothing when the signal aborts after the request settled', async () => {
       const controller = new AbortController();
-      const sent = pair.client.sendRequest('work', undefined, { signal: controller.signal });
+      const sent = work.pair.client.sendRequest('work', undefined, { signal: controller.signal });
       await received(1);
-      held[0]!.respond('done');
+      work.held[0]!.respond('done');
       await sent;
       controller.abort();
       await barrier();
@@ -67,29 +52,29 @@ describe('Connection#sendRequest() options', () => {
 
   describe('{ timeout }', () => {
     it('cancels at the deadline, and an answer within the grace period settles the request', async () => {
-      const sent = pair.client.sendRequest('work', undefined, { timeout: 1, timeoutGrace: 600_000 });
-      await pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
+      const sent = work.pair.client.sendRequest('work', undefined, { timeout: 1, timeoutGrace: 600_000 });
+      await work.pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
       await received(1);
-      held[0]!.respondCancelled();
+      work.held[0]!.respondCancelled();
       const error = await rejectionOf(sent);
       expect(error).to.be.instanceOf(RpcError).and.include({ code: -32800 });
       expect(cancelsFor(sent.id)).to.equal(1);
     });
 
     it('sends no second cancel at the deadline when the request was already cancelled', async () => {
-      const sent = pair.client.sendRequest('work', undefined, { timeout: 1, timeoutGrace: 600_000 });
+      const sent = work.pair.client.sendRequest('work', undefined, { timeout: 1, timeoutGrace: 600_000 });
       expect(sent.cancel()).to.equal(true);
       await received(1);
-      const deadline = pair.client.sendRequest('work', undefined, { timeout: 1 });
-      await pair.toAgent.waitFor((m) => isCancelFor(m, deadline.id));
-      held[0]!.respondCancelled();
-      held[1]!.respondCancelled();
+      const deadline = work.pair.client.sendRequest('work', undefined, { timeout: 1 });
+      await work.pair.toAgent.waitFor((m) => isCancelFor(m, deadline.id));
+      work.held[0]!.respondCancelled();
+      work.held[1]!.respondCancelled();
       await Promise.all([rejectionOf(sent), rejectionOf(deadline)]);
       expect(cancelsFor(sent.id)).to.equal(1);
     });
 
     it('rejects with RequestTimeoutError naming the method once timeoutGrace passes without an answer', async () => {
-      const sent = pair.client.sendRequest('work', undefined, { timeout: 1, timeoutGrace: 1 });
+      const sent = work.pair.client.sendRequest('work', undefined, { timeout: 1, timeoutGrace: 1 });
       const error = await rejectionOf(sent);
       expect(error).to.be.instanceOf(RequestTimeoutError).and.include({ method: 'work', timeout: 1, code: 'ACP_WIRE_REQUEST_TIMEOUT' });
       expect(cancelsFor(sent.id)).to.equal(1);
@@ -97,34 +82,34 @@ describe('Connection#sendRequest() options', () => {
 
     it('discards the late answer after a RequestTimeoutError harmlessly: no error event, nothing left pending', async () => {
       const errors: unknown[] = [];
-      pair.client.on('error', (error) => errors.push(error));
-      const sent = pair.client.sendRequest('work', undefined, { timeout: 1, timeoutGrace: 1 });
+      work.pair.client.on('error', (error) => errors.push(error));
+      const sent = work.pair.client.sendRequest('work', undefined, { timeout: 1, timeoutGrace: 1 });
       expect(await rejectionOf(sent)).to.be.instanceOf(RequestTimeoutError);
       await received(1);
-      held[0]!.respond('too late');
-      await pair.toClient.response(sent.id);
+      work.held[0]!.respond('too late');
+      await work.pair.toClient.response(sent.id);
       await barrier();
       expect(errors).to.deep.equal([]);
-      expect(pair.client.pendingCount).to.equal(0);
+      expect(work.pair.client.pendingCount).to.equal(0);
     });
 
     it('clears its timers when the request settles, so nothing keeps the process alive', async () => {
       await barrier(); // the baseline is taken once mocha's own timeout timer exists
       const before = activeTimers();
-      const sent = pair.client.sendRequest('work', undefined, { timeout: 600_000, timeoutGrace: 600_000 });
+      const sent = work.pair.client.sendRequest('work', undefined, { timeout: 600_000, timeoutGrace: 600_000 });
       expect(activeTimers()).to.equal(before + 1);
       await received(1);
-      held[0]!.respond('in time');
+      work.held[0]!.respond('in time');
       await sent;
       expect(activeTimers()).to.equal(before);
     });
 
     it('clears its grace timer when the cancelled request is answered', async () => {
-      const sent = pair.client.sendRequest('work', undefined, { timeout: 1, timeoutGrace: 600_000 });
-      await pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
+      const sent = work.pair.client.sendRequest('work', undefined, { timeout: 1, timeoutGrace: 600_000 });
+      await work.pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
       await received(1);
       const before = activeTimers();
-      held[0]!.respondCancelled();
+      work.held[0]!.respondCancelled();
       await rejectionOf(sent);
       expect(activeTimers()).to.equal(before - 1);
     });
@@ -132,10 +117,10 @@ describe('Connection#sendRequest() options', () => {
     it('clears its timers when the connection closes first', async () => {
       await barrier();
       const before = activeTimers();
-      const sent = pair.client.sendRequest('work', undefined, { timeout: 600_000 });
+      const sent = work.pair.client.sendRequest('work', undefined, { timeout: 600_000 });
       const failure = rejectionOf(sent);
       await received(1);
-      await pair.client.close();
+      await work.pair.client.close();
       await failure;
       expect(activeTimers()).to.equal(before);
     });

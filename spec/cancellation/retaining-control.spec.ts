@@ -9,7 +9,6 @@ import {
   RequestCancellationHandle,
   RpcError,
   type Connection,
-  type Responder,
   type SentRequest,
 } from '../../lib';
 import { collectGarbage } from '../helpers/events';
@@ -20,7 +19,7 @@ import {
   rejectionOf,
   sameId,
   type RawPeer,
-  type TappedPair,
+  useWorkPair,
 } from '../helpers/cancellation';
 
 /** Sends `work` and returns only a handle (the SentRequest is dropped unconsumed). */
@@ -47,28 +46,11 @@ function weaklyHeld(client: Connection): { ref: WeakRef<SentRequest>; handle: Re
 }
 
 describe('Request cancellation: Retaining Cancellation Control', () => {
-  let pair: TappedPair;
-  let held: Responder[];
-  const cancelsFor = (id: unknown): number => pair.toAgent.count((m) => isCancelFor(m, id));
-  /** Waits until the agent has received `count` `work` requests. */
-  const received = async (count: number): Promise<void> => {
-    await pair.toAgent.waitFor(() => pair.toAgent.count((m) => m.method === 'work') >= count);
-  };
-  /** A round trip: every line the client wrote before it has reached the agent. */
-  const barrier = async (): Promise<void> => void (await pair.client.sendRequest('echo', { barrier: true }));
-
-  beforeEach(() => {
-    pair = createTappedPair();
-    held = [];
-    pair.agent.onRequest('work', (_params, responder) => void held.push(responder));
-    pair.agent.onRequest('echo', (params) => params);
-  });
-  afterEach(async () => {
-    await pair.close();
-  });
+  const work = useWorkPair();
+  const { cancelsFor, received, barrier } = work;
 
   it('gives a RequestCancellationHandle from a PreparedRequest and from a SentRequest, every one cancelling the same request', async () => {
-    const prepared = pair.client.prepareRequest('work');
+    const prepared = work.pair.client.prepareRequest('work');
     const early = prepared.cancellationHandle();
     const sent = prepared.send();
     const late = sent.cancellationHandle();
@@ -76,20 +58,20 @@ describe('Request cancellation: Retaining Cancellation Control', () => {
     expect(late).to.be.instanceOf(RequestCancellationHandle);
     expect(early.cancel()).to.equal(true);
     expect(late.cancel()).to.equal(false);
-    await pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
-    held[0]!.respondCancelled();
+    await work.pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
+    work.held[0]!.respondCancelled();
     expect(await rejectionOf(sent)).to.be.instanceOf(RpcError);
     expect(cancelsFor(sent.id)).to.equal(1);
   });
 
   it('cancels independently of consumption: a callback attached before the cancel still receives the eventual result', async () => {
-    const sent = pair.client.sendRequest<{ done: string }>('work');
+    const sent = work.pair.client.sendRequest<{ done: string }>('work');
     const result = sent.then((value) => value);
     const handle = sent.cancellationHandle();
     await received(1);
     expect(handle.cancel()).to.equal(true);
-    await pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
-    held[0]!.respond({ done: 'despite the cancel' });
+    await work.pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
+    work.held[0]!.respond({ done: 'despite the cancel' });
     expect(await result).to.deep.equal({ done: 'despite the cancel' });
   });
 
@@ -98,7 +80,7 @@ describe('Request cancellation: Retaining Cancellation Control', () => {
     const calls: boolean[] = [];
     const upstreamCancelled = new Promise<RequestCancellationHandle>((resolve) => {
       upstream.connection.onRequest('proxied', (_params, responder) => {
-        const sent = pair.client.sendRequest('work');
+        const sent = work.pair.client.sendRequest('work');
         sent.forwardCancellationFrom(responder);
         const handle = sent.cancellationHandle();
         calls.push(handle.cancel(), sent.cancel());
@@ -113,56 +95,56 @@ describe('Request cancellation: Retaining Cancellation Control', () => {
     await barrier();
     expect([...calls, handle.cancel()]).to.deep.equal([true, false, false]);
     expect(cancelsFor(1)).to.equal(1);
-    held[0]!.respondCancelled();
+    work.held[0]!.respondCancelled();
     await upstream.close();
   });
 
   it("cancels over the original request's connection with that request's id", async () => {
     const other = createTappedPair();
     other.agent.onRequest('work', () => new Promise(() => {}));
-    const first = pair.client.sendRequest('work');
-    const second = pair.client.sendRequest('work');
+    const first = work.pair.client.sendRequest('work');
+    const second = work.pair.client.sendRequest('work');
     const elsewhere = other.client.sendRequest('work');
     await received(2);
     expect(second.cancellationHandle().cancel()).to.equal(true);
-    const line = await pair.toAgent.waitFor((m) => isCancelFor(m));
-    expect(pair.toAgent.lineOf(line)).to.equal(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${second.id}}}`);
+    const line = await work.pair.toAgent.waitFor((m) => isCancelFor(m));
+    expect(work.pair.toAgent.lineOf(line)).to.equal(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${second.id}}}`);
     await barrier();
     expect(sameId(elsewhere.id, first.id)).to.equal(true);
     expect(other.toAgent.count((m) => isCancelFor(m))).to.equal(0);
     expect(cancelsFor(first.id)).to.equal(0);
-    for (const responder of held) responder.respond(null);
+    for (const responder of work.held) responder.respond(null);
     await Promise.all([first, second]);
     elsewhere.detach();
     await other.close();
   });
 
   it('sends no cancellation when a handle is dropped', async () => {
-    const consumed = consumeAndDropHandle(pair.client);
-    dropUnconsumed(pair.client);
+    const consumed = consumeAndDropHandle(work.pair.client);
+    dropUnconsumed(work.pair.client);
     await received(2);
     await collectGarbage();
-    await pair.toAgent.waitFor((m) => isCancelFor(m, 2));
+    await work.pair.toAgent.waitFor((m) => isCancelFor(m, 2));
     await barrier();
     expect(cancelsFor(1)).to.equal(0);
-    held[0]!.respond('kept running');
+    work.held[0]!.respond('kept running');
     expect(await consumed).to.equal('kept running');
-    held[1]!.respondCancelled();
+    work.held[1]!.respondCancelled();
   });
 
   it('keeps drop-cancel armed when a handle is retained: dropping the SentRequest still sends one cancel', async () => {
-    const handle = handleOfDropped(pair.client);
+    const handle = handleOfDropped(work.pair.client);
     await received(1);
     await collectGarbage();
-    await pair.toAgent.waitFor((m) => isCancelFor(m, 1));
+    await work.pair.toAgent.waitFor((m) => isCancelFor(m, 1));
     expect(handle.cancel()).to.equal(false);
     await barrier();
     expect(cancelsFor(1)).to.equal(1);
-    held[0]!.respondCancelled();
+    work.held[0]!.respondCancelled();
   });
 
   it('leaves cancelling an abandoned caller to its own guard: giving up on the answer sends nothing, the guard’s cancel() does', async () => {
-    const sent = pair.client.sendRequest('work');
+    const sent = work.pair.client.sendRequest('work');
     const handle = sent.cancellationHandle();
     const abandon = new AbortController();
     const gaveUp = new Promise<string>((resolve) => abandon.signal.addEventListener('abort', () => resolve('abandoned')));
@@ -185,42 +167,42 @@ describe('Request cancellation: Retaining Cancellation Control', () => {
       };
       void guard;
     }
-    await pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
+    await work.pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
     expect(errors).to.deep.equal([]);
-    held[0]!.respondCancelled();
+    work.held[0]!.respondCancelled();
   });
 
   it('does nothing, and remembers nothing, when a handle cancels before the prepared request is published', async () => {
-    const prepared = pair.client.prepareRequest('work');
+    const prepared = work.pair.client.prepareRequest('work');
     const handle = prepared.cancellationHandle();
     expect(handle.cancel()).to.equal(false);
     const sent = prepared.send();
     await received(1);
     await barrier();
-    expect(held[0]!.isCancelled).to.equal(false);
-    held[0]!.respond('ran to completion');
+    expect(work.held[0]!.isCancelled).to.equal(false);
+    work.held[0]!.respond('ran to completion');
     expect(await sent).to.equal('ran to completion');
     expect(cancelsFor(sent.id)).to.equal(0);
   });
 
   it('does nothing for a cancel racing publication (run while send() serializes); one after send() returns cancels', async () => {
-    const prepared = pair.client.prepareRequest('work', { toJSON: () => ({ raced: racing.handle?.cancel() }) });
+    const prepared = work.pair.client.prepareRequest('work', { toJSON: () => ({ raced: racing.handle?.cancel() }) });
     const racing: { handle?: RequestCancellationHandle } = { handle: prepared.cancellationHandle() };
     const sent = prepared.send();
-    const request = await pair.toAgent.waitFor((m) => m.method === 'work');
+    const request = await work.pair.toAgent.waitFor((m) => m.method === 'work');
     expect(request.params).to.deep.equal({ raced: false });
     expect(racing.handle!.cancel()).to.equal(true);
-    await pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
-    held[0]!.respondCancelled();
+    await work.pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
+    work.held[0]!.respondCancelled();
     await rejectionOf(sent);
   });
 
   it('makes new cancellation calls do nothing once the response is routed, even before the result is consumed', async () => {
-    const sent = pair.client.sendRequest('work');
+    const sent = work.pair.client.sendRequest('work');
     const handle = sent.cancellationHandle();
     await received(1);
-    held[0]!.respond('answered');
-    await pair.toClient.response(sent.id);
+    work.held[0]!.respond('answered');
+    await work.pair.toClient.response(sent.id);
     await barrier();
     expect(sent.isSettled).to.equal(true);
     expect([handle.cancel(), sent.cancel()]).to.deep.equal([false, false]);
@@ -230,11 +212,11 @@ describe('Request cancellation: Retaining Cancellation Control', () => {
   });
 
   it('makes new cancellation calls do nothing once the request has failed', async () => {
-    const sent = pair.client.sendRequest('work');
+    const sent = work.pair.client.sendRequest('work');
     const handle = sent.cancellationHandle();
     const failure = rejectionOf(sent);
     await received(1);
-    await pair.client.close();
+    await work.pair.client.close();
     expect(await failure).to.be.instanceOf(ConnectionClosedError);
     expect([handle.cancel(), sent.cancel()]).to.deep.equal([false, false]);
     expect(cancelsFor(sent.id)).to.equal(0);
@@ -264,71 +246,71 @@ describe('Request cancellation: Retaining Cancellation Control', () => {
   });
 
   it('keeps a retained handle working after detach(): detach neither settles the request nor revokes the handle', async () => {
-    const sent = pair.client.sendRequest('work');
+    const sent = work.pair.client.sendRequest('work');
     const handle = sent.cancellationHandle();
     sent.detach();
     expect(sent.isSettled).to.equal(false);
     await received(1);
     expect(handle.cancel()).to.equal(true);
-    await pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
-    expect(held[0]!.isCancelled).to.equal(true);
-    held[0]!.respondCancelled();
+    await work.pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
+    expect(work.held[0]!.isCancelled).to.equal(true);
+    work.held[0]!.respondCancelled();
   });
 
   it('lets a retained handle cancel a detached request only while it remains pending', async () => {
-    const first = pair.client.sendRequest('work');
-    const second = pair.client.sendRequest('work');
+    const first = work.pair.client.sendRequest('work');
+    const second = work.pair.client.sendRequest('work');
     const [pending, answered] = [first.cancellationHandle(), second.cancellationHandle()];
     first.detach();
     second.detach();
     await received(2);
-    held[1]!.respond('answered before the cancel');
-    await pair.toClient.response(second.id);
+    work.held[1]!.respond('answered before the cancel');
+    await work.pair.toClient.response(second.id);
     expect(answered.cancel()).to.equal(false);
     expect(pending.cancel()).to.equal(true);
-    await pair.toAgent.waitFor((m) => isCancelFor(m, first.id));
+    await work.pair.toAgent.waitFor((m) => isCancelFor(m, first.id));
     await barrier();
     expect(cancelsFor(second.id)).to.equal(0);
-    held[0]!.respondCancelled();
+    work.held[0]!.respondCancelled();
   });
 
   it('returns true from cancel() when the cancel was enqueued, not when the peer stopped: the peer may keep working', async () => {
-    const sent = pair.client.sendRequest('work');
+    const sent = work.pair.client.sendRequest('work');
     await received(1);
     expect(sent.cancellationHandle().cancel()).to.equal(true);
-    await pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
-    expect(held[0]!.isCancelled).to.equal(true);
-    held[0]!.respond({ stopped: false });
+    await work.pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
+    expect(work.held[0]!.isCancelled).to.equal(true);
+    work.held[0]!.respond({ stopped: false });
     expect(await sent).to.deep.equal({ stopped: false });
   });
 
   it('does not guarantee a successful response: a cooperating peer answers -32800 and the request rejects', async () => {
-    const sent = pair.client.sendRequest('work');
+    const sent = work.pair.client.sendRequest('work');
     await received(1);
     sent.cancellationHandle().cancel();
-    await pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
-    held[0]!.respondCancelled();
+    await work.pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
+    work.held[0]!.respondCancelled();
     const error = await rejectionOf(sent);
     expect(error).to.be.instanceOf(RpcError).and.include({ code: -32800, message: 'Request cancelled' });
   });
 
   it('does not keep the connection open: it closes, the request fails, and the handle then does nothing', async () => {
-    const sent = pair.client.sendRequest('work');
+    const sent = work.pair.client.sendRequest('work');
     const handle = sent.cancellationHandle();
     const failure = rejectionOf(sent);
     await received(1);
-    void pair.agent.close();
+    void work.pair.agent.close();
     expect(await failure).to.be.instanceOf(ConnectionClosedError);
-    expect(pair.client.isClosed).to.equal(true);
+    expect(work.pair.client.isClosed).to.equal(true);
     expect(handle.cancel()).to.equal(false);
   });
 
   it('does not keep the response consumer (the SentRequest) reachable', async () => {
-    const { ref, handle } = weaklyHeld(pair.client);
+    const { ref, handle } = weaklyHeld(work.pair.client);
     await received(1);
     await collectGarbage();
     expect(ref.deref()).to.equal(undefined);
     expect(handle).to.be.instanceOf(RequestCancellationHandle);
-    held[0]!.respondCancelled();
+    work.held[0]!.respondCancelled();
   });
 });

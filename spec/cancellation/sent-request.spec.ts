@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { RpcError, type Connection, type RequestCancellationHandle, type Responder, type SentRequest } from '../../lib';
 import { collectGarbage } from '../helpers/events';
-import { createRawPeer, createTappedPair, isCancelFor, rejectionOf, type TappedPair } from '../helpers/cancellation';
+import { createRawPeer, createTappedPair, isCancelFor, rejectionOf, type TappedPair, useWorkPair } from '../helpers/cancellation';
 
 /** Sends `work` and lets go of it unconsumed. */
 function dropUnconsumed(client: Connection): void {
@@ -25,36 +25,21 @@ function sendHeld(client: Connection, options = {}): { holder: { sent?: SentRequ
 }
 
 describe('SentRequest', () => {
-  let pair: TappedPair;
-  let held: Responder[];
-  const cancelsFor = (id: unknown): number => pair.toAgent.count((m) => isCancelFor(m, id));
-  const received = async (count: number): Promise<void> => {
-    await pair.toAgent.waitFor(() => pair.toAgent.count((m) => m.method === 'work') >= count);
-  };
-  const barrier = async (): Promise<void> => void (await pair.client.sendRequest('echo', [1]));
-
-  beforeEach(() => {
-    pair = createTappedPair();
-    held = [];
-    pair.agent.onRequest('work', (_params, responder) => void held.push(responder));
-    pair.agent.onRequest('echo', (params) => params);
-  });
-  afterEach(async () => {
-    await pair.close();
-  });
+  const work = useWorkPair();
+  const { cancelsFor, received, barrier } = work;
 
   describe('awaiting', () => {
     it('resolves with the result of the answer', async () => {
-      const sent = pair.client.sendRequest('work', { a: 1 });
+      const sent = work.pair.client.sendRequest('work', { a: 1 });
       await received(1);
-      held[0]!.respond({ ok: [1, 2] });
+      work.held[0]!.respond({ ok: [1, 2] });
       expect(await sent).to.deep.equal({ ok: [1, 2] });
     });
 
     it("rejects with an RpcError carrying the error answer's code, message and data", async () => {
-      const sent = pair.client.sendRequest('work');
+      const sent = work.pair.client.sendRequest('work');
       await received(1);
-      held[0]!.respondWithError({ code: -32042, message: 'nope', data: { why: 'test' } });
+      work.held[0]!.respondWithError({ code: -32042, message: 'nope', data: { why: 'test' } });
       const error = await rejectionOf(sent);
       expect(error).to.be.instanceOf(RpcError);
       expect((error as RpcError).toJSON()).to.deep.equal({ code: -32042, message: 'nope', data: { why: 'test' } });
@@ -63,94 +48,94 @@ describe('SentRequest', () => {
 
   describe('#cancel()', () => {
     it('writes exactly one $/cancel_request for its id, and the data answer is still delivered', async () => {
-      const sent = pair.client.sendRequest<string>('work');
+      const sent = work.pair.client.sendRequest<string>('work');
       await received(1);
       sent.cancel();
       sent.cancel();
-      const line = await pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
-      expect(pair.toAgent.lineOf(line)).to.equal(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${sent.id}}}`);
-      held[0]!.respond('finished anyway');
+      const line = await work.pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
+      expect(work.pair.toAgent.lineOf(line)).to.equal(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${sent.id}}}`);
+      work.held[0]!.respond('finished anyway');
       expect(await sent).to.equal('finished anyway');
       expect(cancelsFor(sent.id)).to.equal(1);
     });
 
     it('delivers a -32800 answer as a rejection with RpcError -32800', async () => {
-      const sent = pair.client.sendRequest('work');
+      const sent = work.pair.client.sendRequest('work');
       await received(1);
       sent.cancel();
-      await pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
-      held[0]!.respondCancelled();
+      await work.pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
+      work.held[0]!.respondCancelled();
       expect(await rejectionOf(sent)).to.be.instanceOf(RpcError).and.include({ code: -32800 });
     });
 
     it('returns true only for the call that enqueued the cancel', async () => {
-      const sent = pair.client.sendRequest('work');
-      const other = pair.client.sendRequest('work');
+      const sent = work.pair.client.sendRequest('work');
+      const other = work.pair.client.sendRequest('work');
       await received(2);
       expect([sent.cancel(), sent.cancel(), sent.cancellationHandle().cancel()]).to.deep.equal([true, false, false]);
-      held[1]!.respond(null);
+      work.held[1]!.respond(null);
       await other;
       expect(other.cancel()).to.equal(false);
-      held[0]!.respondCancelled();
+      work.held[0]!.respondCancelled();
       await rejectionOf(sent);
     });
   });
 
   describe('dropping it (garbage collection)', () => {
     it('sends exactly one $/cancel_request when an unconsumed SentRequest is dropped', async () => {
-      dropUnconsumed(pair.client);
+      dropUnconsumed(work.pair.client);
       await received(1);
       await collectGarbage();
-      await pair.toAgent.waitFor((m) => isCancelFor(m, 1));
+      await work.pair.toAgent.waitFor((m) => isCancelFor(m, 1));
       await collectGarbage();
       await barrier();
       expect(cancelsFor(1)).to.equal(1);
-      expect(held[0]!.isCancelled).to.equal(true);
-      held[0]!.respondCancelled();
+      expect(work.held[0]!.isCancelled).to.equal(true);
+      work.held[0]!.respondCancelled();
     });
 
     it('sends no cancel when the response was routed before the drop', async () => {
-      dropUnconsumed(pair.client);
-      dropUnconsumed(pair.client);
+      dropUnconsumed(work.pair.client);
+      dropUnconsumed(work.pair.client);
       await received(2);
-      held[0]!.respond('routed first');
-      await pair.toClient.response(1);
+      work.held[0]!.respond('routed first');
+      await work.pair.toClient.response(1);
       await collectGarbage();
       // The control, request 2, was still pending: it is cancelled.
-      await pair.toAgent.waitFor((m) => isCancelFor(m, 2));
+      await work.pair.toAgent.waitFor((m) => isCancelFor(m, 2));
       await barrier();
       expect(cancelsFor(1)).to.equal(0);
-      held[1]!.respondCancelled();
+      work.held[1]!.respondCancelled();
     });
 
     it('sends no cancel when an awaited SentRequest is collected while still pending', async () => {
-      const awaited = awaitAndDrop(pair.client);
-      dropUnconsumed(pair.client);
+      const awaited = awaitAndDrop(work.pair.client);
+      dropUnconsumed(work.pair.client);
       await received(2);
       await collectGarbage();
-      await pair.toAgent.waitFor((m) => isCancelFor(m, 2));
+      await work.pair.toAgent.waitFor((m) => isCancelFor(m, 2));
       await barrier();
       expect(cancelsFor(1)).to.equal(0);
-      held[0]!.respond('still awaited');
+      work.held[0]!.respond('still awaited');
       expect(await awaited).to.equal('still awaited');
-      held[1]!.respondCancelled();
+      work.held[1]!.respondCancelled();
     });
   });
 
   describe('#forwardResponseTo()', () => {
     it('re-issues an upstream cancel downstream exactly once, with the downstream id, and forwards the answer back', async () => {
       const upstream = createRawPeer();
-      await pair.client.sendRequest('echo', [0]); // makes the downstream id differ from the upstream one
+      await work.pair.client.sendRequest('echo', [0]); // makes the downstream id differ from the upstream one
       upstream.connection.onRequest('proxied', (_params, responder) => {
-        pair.client.sendRequest('work').forwardResponseTo(responder);
+        work.pair.client.sendRequest('work').forwardResponseTo(responder);
       });
       upstream.write({ jsonrpc: '2.0', id: 'up-1', method: 'proxied' });
       await received(1);
       for (let i = 0; i < 3; i++) upstream.write({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 'up-1' } });
-      await pair.toAgent.waitFor((m) => isCancelFor(m, 2));
+      await work.pair.toAgent.waitFor((m) => isCancelFor(m, 2));
       await barrier();
-      expect(pair.toAgent.count((m) => isCancelFor(m))).to.equal(1);
-      held[0]!.respondCancelled();
+      expect(work.pair.toAgent.count((m) => isCancelFor(m))).to.equal(1);
+      work.held[0]!.respondCancelled();
       const answer = await upstream.sent.response('up-1');
       expect(upstream.sent.lineOf(answer)).to.equal('{"jsonrpc":"2.0","id":"up-1","error":{"code":-32800,"message":"Request cancelled"}}');
       await upstream.close();
@@ -159,12 +144,12 @@ describe('SentRequest', () => {
 
   describe('#forwardCancellationFrom()', () => {
     it('cancels at once, and once, when given an AbortSignal that is already aborted', async () => {
-      const sent = pair.client.sendRequest('work');
+      const sent = work.pair.client.sendRequest('work');
       sent.forwardCancellationFrom(AbortSignal.abort());
       expect(sent.cancel()).to.equal(false);
-      await pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
+      await work.pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
       await received(1);
-      held[0]!.respondCancelled();
+      work.held[0]!.respondCancelled();
       await rejectionOf(sent);
       expect(cancelsFor(sent.id)).to.equal(1);
     });

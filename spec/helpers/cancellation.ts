@@ -17,6 +17,7 @@ import {
   type JsonValue,
   type LogLevel,
   type Logger,
+  type Responder,
   type TcpListener,
 } from '../../lib';
 import { seededRandom } from './random';
@@ -276,4 +277,54 @@ export async function rejectionOf(promise: PromiseLike<unknown>): Promise<unknow
     return error;
   }
   throw new Error(`expected a rejection, got ${JSON.stringify(value)}`);
+}
+
+/** The fixture most sending-side specs share: see {@link useWorkPair}. */
+export interface WorkPair {
+  /** This test's pair (rebuilt before each test, closed after it). */
+  readonly pair: TappedPair;
+  /** The responders of every `work` request the agent received, in order (never answered by themselves). */
+  readonly held: Responder[];
+  /** How many `$/cancel_request`s for `id` the client wrote. */
+  cancelsFor(id: unknown): number;
+  /** Waits until the agent has received `count` `work` requests. */
+  received(count: number): Promise<void>;
+  /** A round trip: every line the client wrote before it has reached the agent. */
+  barrier(): Promise<void>;
+}
+
+/**
+ * Registers mocha hooks that give each test a fresh {@link TappedPair} whose agent holds every
+ * `work` responder and answers `echo` with its params, and close it afterwards.
+ */
+export function useWorkPair(): WorkPair {
+  let pair: TappedPair | undefined;
+  let held: Responder[] = [];
+  beforeEach(() => {
+    pair = createTappedPair();
+    held = [];
+    pair.agent.onRequest('work', (_params, responder) => void held.push(responder));
+    pair.agent.onRequest('echo', (params) => params);
+  });
+  afterEach(async () => {
+    await pair?.close();
+  });
+  const current = (): TappedPair => {
+    if (!pair) throw new Error('useWorkPair() is used outside a test');
+    return pair;
+  };
+  return {
+    get pair() {
+      return current();
+    },
+    get held() {
+      return held;
+    },
+    cancelsFor: (id) => current().toAgent.count((m) => isCancelFor(m, id)),
+    received: async (count) => {
+      const { toAgent } = current();
+      await toAgent.waitFor(() => toAgent.count((m) => m.method === 'work') >= count);
+    },
+    barrier: async () => void (await current().client.sendRequest('echo', { barrier: true })),
+  };
 }
