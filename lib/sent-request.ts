@@ -300,6 +300,7 @@ export class SentRequest<R = unknown> implements PromiseLike<R> {
     return this.#request.isSettled;
   }
 
+  /** Like `Promise.prototype.then`; marks the request consumed (dropping it no longer cancels). */
   then<T1 = R, T2 = never>(
     onfulfilled?: ((value: R) => T1 | PromiseLike<T1>) | null,
     onrejected?: ((reason: unknown) => T2 | PromiseLike<T2>) | null,
