@@ -29,8 +29,8 @@ import {
 } from './message';
 import { CANCEL_REQUEST_METHOD, cancelTargetOf } from './protocol';
 import { encodeResponseWithRawId, exactIdText, isInexactId } from './raw-id';
-import { InboundRequest, Responder, type InboundWire } from './responder';
-import { trackDrop } from './responder-tracker';
+import { callRequestHandler, isThenable } from './handler-call';
+import { InboundRequest, type InboundWire } from './responder';
 import { Router, checkMethod, type NotificationHandler, type RequestHandler } from './router';
 import {
   OutboundRequest,
@@ -293,50 +293,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     const handler = this.#router.requestHandler(message.method);
     if (!handler) return request.deliver(undefined, RpcError.methodNotFound(message.method).toJSON());
     this.#inflight.set(message.id, request);
-    const responder = new Responder(request);
-    let returned: unknown;
-    try {
-      returned = handler(message.params, responder);
-    } catch (thrown) {
-      return this.#handlerFailed(responder, request, thrown);
-    }
-    // Tracked once the handler has returned (the responder is on the stack until then) and only
-    // while unanswered: a handler that answers at once never pays for the weak-ref tracker.
-    if (isThenable(returned)) {
-      trackDrop(responder, request);
-      // The callbacks hold the responder: it stays reachable while the handler's promise is pending.
-      returned.then(
-        (value) => this.#handlerReturned(responder, request, value),
-        (thrown) => this.#handlerFailed(responder, request, thrown),
-      );
-    } else {
-      this.#handlerReturned(responder, request, returned);
-      if (!request.isSettled) trackDrop(responder, request);
-    }
-  }
-
-  #handlerReturned(responder: Responder, request: InboundRequest, value: unknown): void {
-    if (request.isSettled) return;
-    if (value === undefined) return request.watchForDrop();
-    try {
-      responder.respond(value);
-    } catch (thrown) {
-      // The returned value could not be serialized: answer with that failure instead.
-      this.#handlerFailed(responder, request, thrown);
-    }
-  }
-
-  #handlerFailed(_responder: Responder, request: InboundRequest, thrown: unknown): void {
-    if (request.isSettled) {
-      this.#logger.log('warn', `handler of \`${request.method}\` failed after answering: ${describeThrown(thrown)}`);
-      return;
-    }
-    try {
-      request.deliver(undefined, RpcError.fromThrown(thrown));
-    } catch (unserializable) {
-      // An RpcError whose data cannot be serialized: say so rather than leave the request open.
-      request.deliver(undefined, RpcError.internalError(describeThrown(unserializable)).toJSON());
-    }
+    callRequestHandler(handler, message.params, request, this.#logger);
   }
 
   #dispatchNotification(message: NotificationMessage): void {
@@ -460,8 +417,4 @@ function ignore(): void {}
 /** The answer upstream gets when this connection closes before a forwarded request was answered. */
 function transportClosed(method: string): ErrorObject {
   return RpcError.internalError({ reason: 'incoming_transport_closed', method }).toJSON();
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
