@@ -204,13 +204,13 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   }
 
   /** Handles requests named `method`. See {@link RequestHandler}. */
-  onRequest<P = any, R = unknown>(method: string, handler: RequestHandler<P, R>): Disposable {
+  onRequest<P = unknown, R = unknown>(method: string, handler: RequestHandler<P, R>): Disposable {
     return this.#router.onRequest(method, handler as RequestHandler);
   }
 
   /** Handles notifications named `method`. See {@link NotificationHandler}. */
-  onNotification<P = any>(method: string, handler: NotificationHandler<P>): Disposable {
-    return this.#router.onNotification(method, handler);
+  onNotification<P = unknown>(method: string, handler: NotificationHandler<P>): Disposable {
+    return this.#router.onNotification(method, handler as NotificationHandler);
   }
 
   /** Handles every request that no method handler claims. Without one: `-32601`. */

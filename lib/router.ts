@@ -15,14 +15,16 @@ import type { Responder } from './responder';
  * answer with it. Throwing or rejecting answers with the error (an `RpcError` as is, anything else
  * `-32603`). Returning `undefined` without answering leaves the responder in charge: keep it to
  * answer later, or drop it and the library answers automatically. To answer `null`, return `null`.
+ * `P` is the params type the handler expects; params are not validated against it (as with
+ * `JSON.parse`): check them when the peer is not trusted.
  */
-export type RequestHandler<P = any, R = unknown> = (params: P, responder: Responder<R>) => unknown;
+export type RequestHandler<P = unknown, R = unknown> = (params: P, responder: Responder<R>) => unknown;
 
 /**
  * Handles one received notification. Its return value is ignored; a throw or rejection is reported
  * as a `NotificationHandlerError` on the connection's `'error'` event and never sent.
  */
-export type NotificationHandler<P = any> = (params: P, message: NotificationMessage) => unknown;
+export type NotificationHandler<P = unknown> = (params: P, message: NotificationMessage) => unknown;
 
 /**
  * A table of handlers by method, with one optional fallback for each kind.

@@ -29,7 +29,7 @@ import { successorTarget, unwrapSuccessor, type MessageTarget } from './successo
  * with the error, or return `undefined` and keep the responder. `method` is the inner method;
  * `responder.method` is the envelope's (`proxy/successor`).
  */
-export type SuccessorRequestHandler<P = any, R = unknown> = (params: P, responder: Responder<R>, method: string) => unknown;
+export type SuccessorRequestHandler<P = unknown, R = unknown> = (params: P, responder: Responder<R>, method: string) => unknown;
 
 /**
  * Turns a {@link Connection} to the conductor into an ACP proxy that forwards everything it does not
@@ -115,23 +115,23 @@ export class ProxyComponent {
   }
 
   /** Handles requests named `method` from the client direction (they are then not forwarded). */
-  onClientRequest<P = any, R = unknown>(method: string, handler: RequestHandler<P, R>): Disposable {
+  onClientRequest<P = unknown, R = unknown>(method: string, handler: RequestHandler<P, R>): Disposable {
     return this.connection.onRequest(method, handler);
   }
 
   /** Handles notifications named `method` from the client direction (they are then not forwarded). */
-  onClientNotification<P = any>(method: string, handler: NotificationHandler<P>): Disposable {
+  onClientNotification<P = unknown>(method: string, handler: NotificationHandler<P>): Disposable {
     return this.connection.onNotification(method, handler);
   }
 
   /** Handles requests named `method` from the successor, unwrapped (they are then not forwarded). */
-  onSuccessorRequest<P = any, R = unknown>(method: string, handler: SuccessorRequestHandler<P, R>): Disposable {
+  onSuccessorRequest<P = unknown, R = unknown>(method: string, handler: SuccessorRequestHandler<P, R>): Disposable {
     return this.#fromSuccessor.onRequest(method, handler as RequestHandler);
   }
 
   /** Handles notifications named `method` from the successor, unwrapped (they are then not forwarded). */
-  onSuccessorNotification<P = any>(method: string, handler: NotificationHandler<P>): Disposable {
-    return this.#fromSuccessor.onNotification(method, handler);
+  onSuccessorNotification<P = unknown>(method: string, handler: NotificationHandler<P>): Disposable {
+    return this.#fromSuccessor.onNotification(method, handler as NotificationHandler);
   }
 
   /** Handles every request from the successor that no method handler claims, instead of forwarding it. */
