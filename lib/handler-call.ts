@@ -6,7 +6,6 @@
 import { RpcError, describeThrown } from './errors';
 import type { Logger } from './logger';
 import { Responder, type InboundRequest } from './responder';
-import { trackDrop } from './responder-tracker';
 import type { RequestHandler } from './router';
 
 /**
@@ -31,7 +30,7 @@ export function callRequestHandler(handler: RequestHandler, params: unknown, req
   // Tracked once the handler has returned (the responder is on the stack until then) and only
   // while unanswered.
   if (isThenable(returned)) {
-    trackDrop(responder, request);
+    request.track(responder);
     // The callbacks hold the responder: it stays reachable while the handler's promise is pending.
     returned.then(
       (value) => handlerReturned(responder, request, value, logger),
@@ -39,7 +38,7 @@ export function callRequestHandler(handler: RequestHandler, params: unknown, req
     );
   } else {
     handlerReturned(responder, request, returned, logger);
-    if (!request.isSettled) trackDrop(responder, request);
+    request.track(responder);
   }
 }
 

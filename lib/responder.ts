@@ -7,7 +7,7 @@
 import { AlreadyAnsweredError, ErrorCode, RpcError, type ConnectionClosedError } from './errors';
 import { unwatchDrop, watchDrop } from './idle-collector';
 import type { ErrorObject, JsonValue, RequestId } from './message';
-import { untrackDrop, type DropTarget } from './responder-tracker';
+import { trackDrop, untrackDrop, type DropTarget } from './responder-tracker';
 
 /** What an {@link InboundRequest} needs from its connection. @internal */
 export interface InboundWire {
@@ -36,6 +36,7 @@ export class InboundRequest implements DropTarget {
   /** The peer cancelled the request with `$/cancel_request`. */
   isCancelled = false;
   #isWatched = false;
+  #isTracked = false;
   /** The handler returned `undefined` (see {@link InboundRequest.watchForDrop}). */
   #handlerReturned = false;
   /** The responder was disposed while the handler still ran. */
@@ -79,8 +80,7 @@ export class InboundRequest implements DropTarget {
     this.wire.finish(this, result, error);
     this.#phase = ANSWERED;
     this.#unwatch();
-    // Answered: a drop can no longer do anything, so the tracker may let go of this state now.
-    untrackDrop(this);
+    this.#untrack();
     this.#cancelHooks = undefined;
     this.onAnswer?.(error !== undefined);
   }
@@ -90,6 +90,23 @@ export class InboundRequest implements DropTarget {
     if (this.#phase !== PENDING) throw new AlreadyAnsweredError(this.method);
     this.#phase = HANDED_OFF;
     this.#unwatch();
+    this.#untrack();
+  }
+
+  /**
+   * Tracks `responder` (once, while unanswered) so that dropping it answers automatically.
+   * Must be called with this request's own responder.
+   */
+  track(responder: object): void {
+    if (this.#phase !== PENDING || this.#isTracked) return;
+    this.#isTracked = true;
+    trackDrop(responder, this);
+  }
+
+  /** Answered or handed off: a drop can no longer do anything, so the tracker may let go now. */
+  #untrack(): void {
+    if (!this.#isTracked) return;
+    this.#isTracked = false;
     untrackDrop(this);
   }
 

@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 import { toDisposable, type Disposable } from './disposable';
-import { RpcError, ErrorCode, RequestTimeoutError } from './errors';
+import { RpcError, RequestTimeoutError } from './errors';
 import type { ErrorObject, JsonValue, RequestId } from './message';
 import { inboundRequestOf, type InboundRequest, type Responder } from './responder';
 import { trackDrop, untrackDrop, type DropTarget } from './responder-tracker';
@@ -49,7 +49,7 @@ export class OutboundRequest implements DropTarget {
   #cleanups: (() => void)[] | undefined;
   #forwardTo: InboundRequest | undefined;
   #isForwarded = false;
-  /** Builds the wire error a forwarded upstream gets for a local failure (closed, aborted, timed out). */
+  /** Builds the error a forwarded upstream gets: the peer's error, or a local failure's (closed, aborted, timed out). */
   #forwardError: ForwardedError | undefined;
 
   constructor(
@@ -90,6 +90,7 @@ export class OutboundRequest implements DropTarget {
     if (this.#phase === SETTLED) return;
     this.#phase = SETTLED;
     this.#cleanup();
+    if (error !== undefined && !this.isDetached) this.#forwardError = () => error;
     // A forwarded request still settles for a caller that also awaits it.
     this.#forwardTo?.deliver(result, error);
     if (!this.isDetached) {
@@ -149,8 +150,7 @@ export class OutboundRequest implements DropTarget {
     this.isConsumed = true;
     this.#isForwarded = true;
     if (this.#hasOutcome) {
-      const error = this.#error;
-      upstream.deliver(this.#result, error === undefined ? undefined : (this.#forwardError ?? toErrorObject(error))(upstream.method));
+      upstream.deliver(this.#result, this.#forwardError?.(upstream.method));
       return;
     }
     this.#forwardTo = upstream;
@@ -186,11 +186,6 @@ export class OutboundRequest implements DropTarget {
 
 /** The wire error a forwarded upstream gets, given the upstream request's method. @internal */
 export type ForwardedError = (upstreamMethod: string) => ErrorObject;
-
-function toErrorObject(error: Error): ForwardedError {
-  if (error instanceof RpcError) return () => error.toJSON();
-  return (method) => ({ code: ErrorCode.InternalError, message: 'Internal error', data: { reason: 'incoming_transport_closed', method } });
-}
 
 /** Options of `Connection.sendRequest`. */
 export interface SendRequestOptions {
