@@ -31,7 +31,7 @@ export interface DecoderOptions {
  *
  * @throws RangeError naming the option when it is not a positive safe integer
  */
-export function checkMaxLineBytes(value: number | undefined): number {
+function checkMaxLineBytes(value: number | undefined): number {
   if (value === undefined) return DEFAULT_MAX_LINE_BYTES;
   if (!Number.isSafeInteger(value) || value < 1) {
     throw new RangeError(`maxLineBytes must be a positive integer, got ${String(value)}`);

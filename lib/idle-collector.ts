@@ -97,7 +97,7 @@ function tick(): void {
  * @remarks Uses `globalThis.gc` when the process was started with `--expose-gc`, else enables it
  * at run time.
  */
-export function forceCollection(): void {
+function forceCollection(): void {
   collect ??= resolveGc();
   collect();
 }

@@ -13,8 +13,8 @@ export interface DropTarget {
 
 const registry = new FinalizationRegistry<DropTarget>((target) => target.dropped());
 
-/** Benchmark-only switch: skip registration to measure the tracker's cost. @internal */
-export const trackerSwitch = { enabled: process.env.ACP_WIRE_BENCH_NO_TRACKER !== '1' };
+/** Benchmark-only switch (`ACP_WIRE_BENCH_NO_TRACKER=1`): skip registration to measure the tracker's cost. */
+const isTracking = process.env.ACP_WIRE_BENCH_NO_TRACKER !== '1';
 
 /**
  * Calls `target.dropped()` once `object` has become unreachable and been collected, unless
@@ -31,10 +31,10 @@ export const trackerSwitch = { enabled: process.env.ACP_WIRE_BENCH_NO_TRACKER !=
  * @internal
  */
 export function trackDrop(object: object, target: DropTarget): void {
-  if (trackerSwitch.enabled) registry.register(object, target, target);
+  if (isTracking) registry.register(object, target, target);
 }
 
 /** Ends the tracking started by {@link trackDrop} for `target` (if any). @internal */
 export function untrackDrop(target: DropTarget): void {
-  if (trackerSwitch.enabled) registry.unregister(target);
+  if (isTracking) registry.unregister(target);
 }
