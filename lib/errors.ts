@@ -33,6 +33,7 @@ export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode] | number
  * A rejected `SentRequest` rejects with one built from the peer's error object.
  */
 export class RpcError extends Error {
+  /** Always `'RpcError'`. */
   override readonly name = 'RpcError';
   /** The JSON-RPC error code. */
   readonly code: number;
@@ -142,6 +143,7 @@ export type CloseReason =
  * A request could not complete because its connection closed (or was already closed).
  */
 export class ConnectionClosedError extends AcpWireError {
+  /** Always `'ConnectionClosedError'`. */
   override readonly name = 'ConnectionClosedError';
   readonly code = 'ACP_WIRE_CONNECTION_CLOSED';
   /**
@@ -162,8 +164,10 @@ export class ConnectionClosedError extends AcpWireError {
 
 /** An incoming line was longer than the configured limit; it was discarded up to its newline. */
 export class FrameTooLargeError extends AcpWireError {
+  /** Always `'FrameTooLargeError'`. */
   override readonly name = 'FrameTooLargeError';
   readonly code = 'ACP_WIRE_FRAME_TOO_LARGE';
+  /** @param limit - the configured `maxLineBytes` the line exceeded */
   constructor(
     readonly limit: number,
     options?: ErrorOptions,
@@ -174,8 +178,10 @@ export class FrameTooLargeError extends AcpWireError {
 
 /** An incoming line was not JSON; the peer was answered `-32700`. The `cause` is the SyntaxError. */
 export class JsonParseError extends AcpWireError {
+  /** Always `'JsonParseError'`. */
   override readonly name = 'JsonParseError';
   readonly code = 'ACP_WIRE_JSON_PARSE';
+  /** @param line - the line as received (decoded as UTF-8, without its newline) */
   constructor(
     readonly line: string,
     options?: ErrorOptions,
@@ -189,14 +195,17 @@ export class JsonParseError extends AcpWireError {
  * a request) or a response that matches nothing (dropped).
  */
 export class ProtocolError extends AcpWireError {
+  /** Always `'ProtocolError'`. */
   override readonly name = 'ProtocolError';
   readonly code = 'ACP_WIRE_PROTOCOL';
 }
 
 /** A responder was asked to answer a second time; nothing was sent. */
 export class AlreadyAnsweredError extends AcpWireError {
+  /** Always `'AlreadyAnsweredError'`. */
   override readonly name = 'AlreadyAnsweredError';
   readonly code = 'ACP_WIRE_ALREADY_ANSWERED';
+  /** @param method - the method of the request that was already answered */
   constructor(
     readonly method: string,
     options?: ErrorOptions,
@@ -207,8 +216,10 @@ export class AlreadyAnsweredError extends AcpWireError {
 
 /** A notification handler threw or rejected; the error is the `cause`. Never sent to the peer. */
 export class NotificationHandlerError extends AcpWireError {
+  /** Always `'NotificationHandlerError'`. */
   override readonly name = 'NotificationHandlerError';
   readonly code = 'ACP_WIRE_NOTIFICATION_HANDLER';
+  /** @param method - the method of the notification whose handler failed */
   constructor(
     readonly method: string,
     options?: ErrorOptions,
@@ -222,8 +233,13 @@ export class NotificationHandlerError extends AcpWireError {
  * was detached (a late answer is discarded).
  */
 export class RequestTimeoutError extends AcpWireError {
+  /** Always `'RequestTimeoutError'`. */
   override readonly name = 'RequestTimeoutError';
   readonly code = 'ACP_WIRE_REQUEST_TIMEOUT';
+  /**
+   * @param method - the method of the request that timed out
+   * @param timeout - the `timeout` option, in milliseconds
+   */
   constructor(
     readonly method: string,
     readonly timeout: number,
@@ -235,6 +251,7 @@ export class RequestTimeoutError extends AcpWireError {
 
 /** A message could not be serialized (e.g. a BigInt or a cycle in params); nothing was sent. */
 export class SerializationError extends AcpWireError {
+  /** Always `'SerializationError'`. */
   override readonly name = 'SerializationError';
   readonly code = 'ACP_WIRE_SERIALIZATION';
 }

@@ -177,11 +177,13 @@ export class NdjsonDecoder extends Transform {
     );
   }
 
+  /** Decodes one chunk of bytes; called by the stream machinery, not by users. */
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.#decoder.write(chunk);
     callback();
   }
 
+  /** Delivers a last line without a newline when the input ends; called by the stream machinery. */
   override _flush(callback: TransformCallback): void {
     this.#decoder.end();
     callback();
@@ -204,6 +206,7 @@ export class NdjsonEncoder extends Transform {
     super({ writableObjectMode: true });
   }
 
+  /** Encodes one message as a line; called by the stream machinery, not by users. */
   override _transform(value: unknown, _encoding: BufferEncoding, callback: TransformCallback): void {
     let line: string;
     try {

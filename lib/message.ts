@@ -23,37 +23,53 @@ export type RequestId = string | number | null;
 
 /** A JSON-RPC request: has a `method` and an `id`. */
 export interface RequestMessage {
+  /** Always `"2.0"`. */
   jsonrpc: '2.0';
+  /** Chosen by the sender; the response carries the same id. */
   id: RequestId;
+  /** The method to call. */
   method: string;
+  /** By-name (object) or by-position (array) parameters; may be absent. */
   params?: Params;
 }
 
 /** A JSON-RPC notification: has a `method` and no `id`; it is never answered. */
 export interface NotificationMessage {
+  /** Always `"2.0"`. */
   jsonrpc: '2.0';
+  /** The notification's method. */
   method: string;
+  /** By-name (object) or by-position (array) parameters; may be absent. */
   params?: Params;
 }
 
 /** The `error` member of an error response. */
 export interface ErrorObject {
+  /** An integer error code, e.g. `-32601` (see `ErrorCode`). */
   code: number;
+  /** A short description of the error. */
   message: string;
+  /** Optional extra information; absent when there is none. */
   data?: JsonValue;
 }
 
 /** A successful response. */
 export interface SuccessResponse {
+  /** Always `"2.0"`. */
   jsonrpc: '2.0';
+  /** The id of the request this answers. */
   id: RequestId;
+  /** The request's result. */
   result: JsonValue;
 }
 
 /** An error response. */
 export interface ErrorResponse {
+  /** Always `"2.0"`. */
   jsonrpc: '2.0';
+  /** The id of the request this answers; `null` when it could not be read from the request. */
   id: RequestId;
+  /** What went wrong. */
   error: ErrorObject;
 }
 

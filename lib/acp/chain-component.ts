@@ -20,8 +20,24 @@ import { splitCommandLine } from './command-line';
  */
 export type ComponentSource =
   | string
-  | { command: string; args?: readonly string[]; cwd?: string; env?: NodeJS.ProcessEnv; name?: string }
-  | { connection: Connection; name?: string };
+  | {
+      /** The program to run (no shell). */
+      command: string;
+      /** Its arguments. */
+      args?: readonly string[];
+      /** Its working directory. Default: this process's. */
+      cwd?: string;
+      /** Its environment. Default: this process's. */
+      env?: NodeJS.ProcessEnv;
+      /** The name used in logs and errors. Default: `proxy1`, `proxy2`, …, `agent`. */
+      name?: string;
+    }
+  | {
+      /** A connection to a component you started yourself. */
+      connection: Connection;
+      /** The name used in logs and errors. Default: `proxy1`, `proxy2`, …, `agent`. */
+      name?: string;
+    };
 
 /** A proxy or the agent (always the last component). */
 export type ComponentRole = 'proxy' | 'agent';

@@ -27,40 +27,58 @@ export const SESSION_UPDATE_METHOD = 'session/update';
 
 /** `initialize` params: `protocolVersion` and `info` are required by ACP v2; anything else passes through. */
 export interface InitializeParams extends JsonObject {
+  /** The protocol version the client offers. */
   protocolVersion: number;
-  info: { name: string; version: string } & JsonObject;
+  /** The client's name and version. */
+  info: {
+    /** The client's name. */
+    name: string;
+    /** The client's version. */
+    version: string;
+  } & JsonObject;
 }
 
 /** The agent's `initialize` result: the negotiated `protocolVersion`, its `info` and `capabilities`. */
 export interface InitializeResult extends JsonObject {
+  /** The protocol version the agent chose. */
   protocolVersion: number;
 }
 
 /** `session/new` params (`cwd` is an absolute path). */
 export interface NewSessionParams extends JsonObject {
+  /** The session's working directory, an absolute path. */
   cwd: string;
 }
 
 /** `session/new` result. */
 export interface NewSessionResult extends JsonObject {
+  /** The new session's id. */
   sessionId: string;
 }
 
 /** `session/prompt` params: the session and the prompt's content blocks (at least one). */
 export interface PromptParams extends JsonObject {
+  /** The session to prompt. */
   sessionId: string;
+  /** The prompt's content blocks (at least one). */
   prompt: JsonObject[];
 }
 
 /** `session/prompt` result: the id of the inserted user message. */
 export interface PromptResult extends JsonObject {
+  /** The id of the inserted user message. */
   messageId: string;
 }
 
 /** One `session/update` notification: `update.sessionUpdate` names its kind. */
 export interface SessionUpdateParams extends JsonObject {
+  /** The session the update belongs to. */
   sessionId: string;
-  update: { sessionUpdate: string } & JsonObject;
+  /** The update itself. */
+  update: {
+    /** The kind of update, e.g. `agent_message_chunk` or `state_update`. */
+    sessionUpdate: string;
+  } & JsonObject;
 }
 
 /** Receives `session/update` notifications. A throw is reported on the connection's `'error'` event. */

@@ -7,6 +7,7 @@ import { AcpWireError } from '../errors';
 
 /** A command string could not be split: an unterminated quote, a shell operator, or no words. */
 export class CommandLineError extends AcpWireError {
+  /** Always `'CommandLineError'`. */
   override readonly name = 'CommandLineError';
   readonly code = 'ACP_WIRE_COMMAND_LINE';
   /**

@@ -70,7 +70,15 @@ export function unwrapSuccessor(params: unknown): SuccessorEnvelope | undefined 
  *
  * @remarks Unwrapping stops at the first malformed envelope, which is returned as is.
  */
-export function innermostMessage(method: string, params: unknown): { method: string; params: unknown } {
+export function innermostMessage(
+  method: string,
+  params: unknown,
+): {
+  /** The innermost method. */
+  method: string;
+  /** The innermost params. */
+  params: unknown;
+} {
   let current = { method, params };
   while (isSuccessorEnvelope(current.method)) {
     const inner = unwrapSuccessor(current.params);
