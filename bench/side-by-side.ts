@@ -21,6 +21,12 @@ export interface Variant {
 /** The key of acp-wire with its weak-ref trackers switched off. */
 export const NO_TRACKER = 'acp-wire (no tracker)';
 
+/**
+ * The bench's own environment variable, read by `adapters/acp-wire.ts` in the worker and the
+ * servers it starts: `1` switches acp-wire's trackers off through an internal module function.
+ */
+export const NO_TRACKER_ENV = 'BENCH_ACP_WIRE_NO_TRACKER';
+
 /** Every run of one (transport, workload, variant). */
 export interface Cell {
   transport: TransportName;
@@ -47,7 +53,7 @@ function variantsFor(options: BenchOptions, transport: TransportName, workload?:
   const variants: Variant[] = options.libraries.map((library) => ({ key: library, library, env: {} }));
   const hasWorkload = workload === undefined || options.trackerWorkloads.includes(workload);
   if (options.trackerTransports.includes(transport) && hasWorkload) {
-    variants.push({ key: NO_TRACKER, library: 'acp-wire', env: { ACP_WIRE_BENCH_NO_TRACKER: '1' } });
+    variants.push({ key: NO_TRACKER, library: 'acp-wire', env: { [NO_TRACKER_ENV]: '1' } });
   }
   return variants;
 }

@@ -30,17 +30,10 @@ import {
 import { CANCEL_REQUEST_METHOD, cancelTargetOf } from './protocol';
 import { encodeResponseWithRawId, exactIdText, isInexactId } from './raw-id';
 import { callRequestHandler, isThenable } from './handler-call';
-import { InboundRequest, type InboundWire } from './responder';
+import { InboundRequest, type InboundWire } from './inbound-request';
+import { OutboundRequest, type OutboundWire } from './outbound-request';
 import { Router, checkMethod, type NotificationHandler, type RequestHandler } from './router';
-import {
-  OutboundRequest,
-  PreparedRequest,
-  checkSendOptions,
-  publishRequest,
-  type OutboundWire,
-  type SendRequestOptions,
-  type SentRequest,
-} from './sent-request';
+import { PreparedRequest, checkSendOptions, publishRequest, type SendRequestOptions, type SentRequest } from './sent-request';
 import { InputFlow } from './backlog';
 import { LineWriter } from './writer';
 
@@ -56,13 +49,19 @@ export interface ConnectionOptions {
   name?: string;
 }
 
-/** Events of a {@link Connection}. */
+/**
+ * Events of a {@link Connection}.
+ *
+ * @remarks A connection never emits `'error'`: in Node that name means "fatal", and nothing a peer
+ * sends is fatal to a connection. A fatal end is `'close'` with its reason.
+ */
 export interface ConnectionEvents {
   /**
    * A problem that does not close the connection: a line that is not JSON or too long, an invalid
-   * message, an unmatched response, a failed notification handler.
+   * message, an unmatched response, a failed notification handler. Also logged at `warn`.
+   * Listening is optional.
    */
-  error: (error: AcpWireError) => void;
+  warning: (warning: AcpWireError) => void;
   /** The connection closed; `error` is the stream error, when there was one. Emitted once. */
   close: (reason: CloseReason, error?: Error) => void;
 }
@@ -70,8 +69,18 @@ export interface ConnectionEvents {
 /** Internal: a hook that may reject a request before dispatch (the ACP `initialize` gate). */
 export type RequestGate = (request: InboundRequest, message: RequestMessage) => ErrorObject | undefined;
 
-let installGate: (connection: Connection, gate: RequestGate) => void;
-let shutdownWith: (connection: Connection, reason: CloseReason, error?: Error) => Promise<void>;
+/** What acp-wire's own modules may do to a connection beyond its public API. */
+interface ConnectionHooks {
+  setGate(gate: RequestGate): void;
+  shutdown(reason: CloseReason, error?: Error): Promise<void>;
+}
+
+/**
+ * Each connection's internal hooks, handed over by its constructor. A module-level `WeakMap` (one
+ * entry per connection, not per message) keeps them out of the class's public surface without a
+ * `static {}` block that would expose private fields to other modules.
+ */
+const hooksOf = new WeakMap<Connection, ConnectionHooks>();
 
 /**
  * One JSON-RPC 2.0 peer over NDJSON on a pair of streams.
@@ -112,13 +121,6 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   #closed: Promise<void> | undefined;
   readonly #flow: InputFlow;
 
-  static {
-    installGate = (connection, gate) => {
-      connection.#gate = gate;
-    };
-    shutdownWith = (connection, reason, error) => connection.#shutdown(reason, error);
-  }
-
   /**
    * @param input - the stream messages are read from (bytes)
    * @param output - the stream messages are written to
@@ -146,6 +148,12 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     input.on('close', this.#onEnd);
     input.on('error', this.#onInputError);
     output.on('error', this.#onOutputError);
+    hooksOf.set(this, {
+      setGate: (gate) => {
+        this.#gate = gate;
+      },
+      shutdown: (reason, error) => this.#shutdown(reason, error),
+    });
   }
 
   /** Whether the connection is closing or closed. */
@@ -233,10 +241,17 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     return this.#shutdown('closed locally');
   }
 
-  /** Emits a non-fatal error and logs it. */
-  #report(error: AcpWireError): void {
-    this.#logger.log('warn', `${error.name}: ${error.message}`);
-    this.emit('error', error);
+  /**
+   * Closes the connection, as {@link Connection.close}: `await using connection = new Connection(…)`.
+   */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  /** Emits a non-fatal problem as `'warning'` and logs it. */
+  #report(warning: AcpWireError): void {
+    this.#logger.log('warn', `${warning.name}: ${warning.message}`);
+    this.emit('warning', warning);
   }
 
   readonly #sink: LineSink = {
@@ -299,7 +314,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   #dispatchNotification(message: NotificationMessage): void {
     const target = cancelTargetOf(message.method, message.params);
     if (target !== undefined) {
-      if (target.ok) this.#inflight.get(target.id)?.cancel();
+      if (target.ok) this.#inflight.get(target.id)?.markCancelledByPeer();
       else this.#logger.log('warn', `ignored a malformed ${CANCEL_REQUEST_METHOD}: ${describeThrown(message.params)}`);
     }
     const handler = this.#router.notificationHandler(message.method);
@@ -404,12 +419,12 @@ export class Connection extends EventEmitter<ConnectionEvents> {
 
 /** Installs the request gate of the ACP layer. @internal */
 export function setRequestGate(connection: Connection, gate: RequestGate): void {
-  installGate(connection, gate);
+  hooksOf.get(connection)!.setGate(gate);
 }
 
 /** Closes a connection for a transport-level reason (e.g. the peer process exited). @internal */
 export function closeConnection(connection: Connection, reason: CloseReason, error?: Error): Promise<void> {
-  return shutdownWith(connection, reason, error);
+  return hooksOf.get(connection)!.shutdown(reason, error);
 }
 
 function ignore(): void {}

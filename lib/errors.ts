@@ -18,12 +18,15 @@ export const ErrorCode = {
   InvalidParams: -32602,
   /** The handler failed, or dropped its responder without answering. */
   InternalError: -32603,
+  /** ACP: the agent needs the client to `authenticate` first. */
+  AuthRequired: -32000,
+  /** ACP: a resource the request names (a session, a file) does not exist. */
+  ResourceNotFound: -32002,
+  /** ACP: the agent supports none of the protocol versions the client can speak. */
+  UnsupportedProtocolVersion: -32022,
   /** The request was cancelled with `$/cancel_request`. */
   RequestCancelled: -32800,
 } as const;
-
-/** One of the {@link ErrorCode} values, or any other integer a peer may use. */
-export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode] | number;
 
 /**
  * An error that is sent to, or was received from, the peer as a JSON-RPC error object.
@@ -96,12 +99,48 @@ export class RpcError extends Error {
   }
 
   /**
-   * The error object a handler failure answers with: an RpcError as is; anything else `-32603`
-   * with a string `data` describing the thrown value.
+   * The error object a handler failure answers with.
+   *
+   * @remarks
+   * - an RpcError: its own `code`, `message` and `data`;
+   * - any other object with an integer `code` and a string `message` (another library's JSON-RPC
+   *   error: the ACP SDK's `RequestError`, vscode-jsonrpc's `ResponseError`, a plain object): that
+   *   `code` and `message`, and its `data` when it is present and JSON can serialize it (else the
+   *   answer has no `data`);
+   * - anything else: `-32603` "Internal error" with a string `data` describing the thrown value.
+   *   A `DOMException` (e.g. an `AbortError`) is "anything else": its numeric `code` is a legacy
+   *   DOM code, not a JSON-RPC one.
+   *
+   * Reading the thrown object's members never throws out of here: a getter that throws makes it
+   * "anything else".
    */
   static fromThrown(thrown: unknown): ErrorObject {
     if (thrown instanceof RpcError) return thrown.toJSON();
-    return RpcError.internalError(describeThrown(thrown)).toJSON();
+    return foreignErrorObject(thrown) ?? RpcError.internalError(describeThrown(thrown)).toJSON();
+  }
+}
+
+/** The error object of a foreign JSON-RPC error (integer `code`, string `message`), or `undefined`. */
+function foreignErrorObject(thrown: unknown): ErrorObject | undefined {
+  if (typeof thrown !== 'object' || thrown === null || thrown instanceof DOMException) return undefined;
+  try {
+    const { code, message } = thrown as { code?: unknown; message?: unknown };
+    if (!Number.isInteger(code) || typeof message !== 'string') return undefined;
+    const data = serializableData((thrown as { data?: unknown }).data);
+    return data === undefined ? { code: code as number, message } : { code: code as number, message, data };
+  } catch {
+    return undefined;
+  }
+}
+
+/** `data` as a JSON value when JSON can serialize it, else `undefined` (the member is left out). */
+function serializableData(data: unknown): JsonValue | undefined {
+  if (data === undefined) return undefined;
+  try {
+    const text = JSON.stringify(data);
+    return text === undefined ? undefined : (JSON.parse(text) as JsonValue);
+  } catch {
+    return undefined;
   }
 }
 
@@ -254,6 +293,46 @@ export class SerializationError extends AcpWireError {
   /** Always `'SerializationError'`. */
   override readonly name = 'SerializationError';
   readonly code = 'ACP_WIRE_SERIALIZATION';
+}
+
+/** A detached request was awaited: its answer is discarded, so awaiting it can never settle otherwise. */
+export class RequestDetachedError extends AcpWireError {
+  override readonly name = 'RequestDetachedError';
+  readonly code = 'ACP_WIRE_REQUEST_DETACHED';
+  constructor(
+    readonly method: string,
+    options?: ErrorOptions,
+  ) {
+    super(`\`${method}\` was detached: its answer is discarded`, options);
+  }
+}
+
+/** `PreparedRequest.send()` was called a second time; nothing was sent. */
+export class RequestAlreadySentError extends AcpWireError {
+  override readonly name = 'RequestAlreadySentError';
+  readonly code = 'ACP_WIRE_REQUEST_ALREADY_SENT';
+  constructor(
+    readonly method: string,
+    options?: ErrorOptions,
+  ) {
+    super(`\`${method}\` was already sent`, options);
+  }
+}
+
+/**
+ * `SentRequest.forwardResponseTo()` cannot forward: the answer is already forwarded elsewhere, or
+ * it was discarded by `detach()`. The responder is left as it was.
+ */
+export class ForwardingError extends AcpWireError {
+  override readonly name = 'ForwardingError';
+  readonly code = 'ACP_WIRE_FORWARDING';
+  constructor(
+    readonly method: string,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
 }
 
 function abbreviate(text: string): string {

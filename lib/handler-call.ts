@@ -4,18 +4,19 @@
  * @packageDocumentation
  */
 import { RpcError, describeThrown } from './errors';
+import type { InboundRequest } from './inbound-request';
 import type { Logger } from './logger';
-import { Responder, type InboundRequest } from './responder';
+import { Responder } from './responder';
 import type { RequestHandler } from './router';
 
 /**
  * Calls `handler` with `params` and a new {@link Responder}, and answers from its outcome.
  *
  * @remarks
- * A value (or a promise of one) answers with it; a throw or rejection answers with the error (an
- * `RpcError` as is, anything else `-32603`); `undefined` leaves the responder in charge, and the
- * responder is then tracked so that dropping it answers automatically. A handler that answers
- * before it returns never pays for the tracker. A failure after an answer is logged, never sent.
+ * A value (or a promise of one) answers with it; a throw or rejection answers with the error (see
+ * `RpcError.fromThrown`); `undefined` leaves the responder in charge, and the responder is then
+ * registered so that dropping it answers automatically. A handler that answers before it returns
+ * never pays for the registration. A failure after an answer is logged, never sent.
  *
  * @internal
  */
@@ -25,35 +26,31 @@ export function callRequestHandler(handler: RequestHandler, params: unknown, req
   try {
     returned = handler(params, responder);
   } catch (thrown) {
-    return handlerFailed(responder, request, thrown, logger);
+    return handlerFailed(request, thrown, logger);
   }
-  // Tracked once the handler has returned (the responder is on the stack until then) and only
+  if (!isThenable(returned)) return handlerReturned(responder, request, returned, logger);
+  // Registered once the handler has returned (the responder is on the stack until then) and only
   // while unanswered.
-  if (isThenable(returned)) {
-    request.track(responder);
-    // The callbacks hold the responder: it stays reachable while the handler's promise is pending.
-    returned.then(
-      (value) => handlerReturned(responder, request, value, logger),
-      (thrown) => handlerFailed(responder, request, thrown, logger),
-    );
-  } else {
-    handlerReturned(responder, request, returned, logger);
-    request.track(responder);
-  }
+  request.handlerReturnedPromise(responder);
+  // The callbacks hold the responder: it stays reachable while the handler's promise is pending.
+  returned.then(
+    (value) => handlerReturned(responder, request, value, logger),
+    (thrown) => handlerFailed(request, thrown, logger),
+  );
 }
 
 function handlerReturned(responder: Responder, request: InboundRequest, value: unknown, logger: Logger): void {
   if (request.isSettled) return;
-  if (value === undefined) return request.watchForDrop();
+  if (value === undefined) return request.handlerFinished(responder);
   try {
     responder.respond(value);
   } catch (thrown) {
     // The returned value could not be serialized: answer with that failure instead.
-    handlerFailed(responder, request, thrown, logger);
+    handlerFailed(request, thrown, logger);
   }
 }
 
-function handlerFailed(_responder: Responder, request: InboundRequest, thrown: unknown, logger: Logger): void {
+function handlerFailed(request: InboundRequest, thrown: unknown, logger: Logger): void {
   if (request.isSettled) {
     logger.log('warn', `handler of \`${request.method}\` failed after answering: ${describeThrown(thrown)}`);
     return;
@@ -61,7 +58,7 @@ function handlerFailed(_responder: Responder, request: InboundRequest, thrown: u
   try {
     request.deliver(undefined, RpcError.fromThrown(thrown));
   } catch (unserializable) {
-    // An RpcError whose data cannot be serialized: say so rather than leave the request open.
+    // An error whose data cannot be serialized: say so rather than leave the request open.
     request.deliver(undefined, RpcError.internalError(describeThrown(unserializable)).toJSON());
   }
 }

@@ -19,7 +19,8 @@ export interface IdleCollectionOptions {
 let enabled = true;
 let initialDelay = 1000;
 let maxDelay = 8000;
-let watched = 0;
+/** Requests holding the collector open (see {@link idleCollector}). */
+let held = 0;
 let delay = initialDelay;
 let timer: NodeJS.Timeout | undefined;
 let collect: (() => void) | undefined;
@@ -59,26 +60,35 @@ export function configureIdleCollection(options: IdleCollectionOptions): void {
   }
 }
 
-/** One more request whose responder may be dropped. @internal */
-export function watchDrop(): void {
-  watched++;
-  if (watched === 1) {
-    delay = initialDelay;
-    schedule();
-  }
-}
+/**
+ * The connections' side of the idle collector: each request whose handler returned without
+ * answering holds it open (forced collections keep running) until the request is answered, handed
+ * off or abandoned, and then releases it, exactly once.
+ *
+ * @internal
+ */
+export const idleCollector = {
+  /** One more request whose responder may be dropped: collections are forced while any is held. */
+  holdOpen(): void {
+    held++;
+    if (held === 1) {
+      delay = initialDelay;
+      schedule();
+    }
+  },
 
-/** One request fewer whose responder may be dropped. @internal */
-export function unwatchDrop(): void {
-  watched--;
-  if (watched === 0 && timer) {
-    clearTimeout(timer);
-    timer = undefined;
-  }
-}
+  /** One such request fewer; forced collections stop when none is left. */
+  release(): void {
+    held--;
+    if (held === 0 && timer) {
+      clearTimeout(timer);
+      timer = undefined;
+    }
+  },
+};
 
 function schedule(): void {
-  if (!enabled || watched === 0 || timer) return;
+  if (!enabled || held === 0 || timer) return;
   timer = setTimeout(tick, delay);
   timer.unref();
 }
@@ -87,7 +97,7 @@ function tick(): void {
   timer = undefined;
   forceCollection();
   delay = Math.min(delay * 2, maxDelay);
-  // Finalizers run in a later macrotask; the watch count they change is read at the next tick.
+  // Finalizers run in a later macrotask; the hold count they change is read at the next tick.
   schedule();
 }
 

@@ -17,20 +17,24 @@ export type {
   SuccessResponse,
 } from './message';
 export { classify, isRequestId, JSONRPC_VERSION } from './message';
+export type { Classification } from './message';
 export {
   AcpWireError,
   AlreadyAnsweredError,
   ConnectionClosedError,
   ErrorCode,
+  ForwardingError,
   FrameTooLargeError,
   JsonParseError,
   NotificationHandlerError,
   ProtocolError,
+  RequestAlreadySentError,
+  RequestDetachedError,
   RequestTimeoutError,
   RpcError,
   SerializationError,
 } from './errors';
-export type { CloseReason, ErrorCodeValue } from './errors';
+export type { CloseReason } from './errors';
 export { DEFAULT_MAX_LINE_BYTES, LineDecoder, NdjsonDecoder, NdjsonEncoder, NULL_VALUE, encodeMessage } from './framing';
 export type { DecoderOptions, LineSink } from './framing';
 export { createStderrLogger, defaultLogger, silentLogger } from './logger';

@@ -112,7 +112,7 @@ export function isErrorObject(value: unknown): value is ErrorObject {
  * `badResponse` is a message without `method` that is not a well-formed response (it is logged and
  * dropped, never answered).
  */
-export type Classified =
+export type Classification =
   | { kind: 'request'; message: RequestMessage }
   | { kind: 'notification'; message: NotificationMessage }
   | { kind: 'response'; message: ResponseMessage }
@@ -127,7 +127,7 @@ export type Classified =
  * string; `id`, when present, a string, number or null; `params`, when present, an object or array.
  * A message without `method` is a response and must carry exactly one of `result` and `error`.
  */
-export function classify(value: unknown): Classified {
+export function classify(value: unknown): Classification {
   if (typeof value !== 'object' || value === null) {
     return { kind: 'invalid', id: null, reason: 'a message must be a JSON object' };
   }
@@ -158,7 +158,7 @@ export function classify(value: unknown): Classified {
     : { kind: 'notification', message: m as unknown as NotificationMessage };
 }
 
-function classifyResponse(m: Record<string, unknown>, hasId: boolean, validId: boolean): Classified {
+function classifyResponse(m: Record<string, unknown>, hasId: boolean, validId: boolean): Classification {
   if (!hasId || !validId) return { kind: 'badResponse', reason: 'a response needs a valid "id"' };
   const hasResult = Object.hasOwn(m, 'result');
   const hasError = Object.hasOwn(m, 'error');

@@ -5,36 +5,50 @@
  * @packageDocumentation
  */
 
-/** Something that reacts when the object tracked for it is collected. @internal */
+/** Something that reacts when the object registered for it is collected. @internal */
 export interface DropTarget {
-  /** Called at most once, after the tracked object was garbage-collected. */
+  /** Called at most once, after the registered object was garbage-collected. */
   dropped(): void;
 }
 
 const registry = new FinalizationRegistry<DropTarget>((target) => target.dropped());
 
-/** Benchmark-only switch (`ACP_WIRE_BENCH_NO_TRACKER=1`): skip registration to measure the tracker's cost. */
-const isTracking = process.env.ACP_WIRE_BENCH_NO_TRACKER !== '1';
+/** Off only in the benchmark, to measure what the registrations cost (see {@link setFinalizationTracking}). */
+let isTracking = true;
 
 /**
  * Calls `target.dropped()` once `object` has become unreachable and been collected, unless
- * {@link untrackDrop} ended the tracking first.
+ * {@link unregisterFromFinalization} ended the registration first.
  *
  * @remarks
  * Finalization is best-effort: V8 runs the callback some time after a collection that found the
  * object unreachable, in a later macrotask. It may never run if no collection happens (an idle
  * process) or if the process exits first. The idle collector bounds the first case for responders;
  * `responder[Symbol.dispose]()` is the deterministic path. `target` must not reference `object`,
- * or the object can never be collected. Until the tracking ends, the registry holds `target` (and
- * all it references) strongly: end it as soon as a drop can no longer do anything.
+ * or the object can never be collected. Until the registration ends, the registry holds `target`
+ * (and all it references) strongly, from a global root: end it as soon as a drop can no longer do
+ * anything — in particular when the connection closes, or everything `target` reaches (the
+ * connection, its streams, a responder captured by an abort listener) stays alive for good.
  *
  * @internal
  */
-export function trackDrop(object: object, target: DropTarget): void {
+export function registerForFinalization(object: object, target: DropTarget): void {
   if (isTracking) registry.register(object, target, target);
 }
 
-/** Ends the tracking started by {@link trackDrop} for `target` (if any). @internal */
-export function untrackDrop(target: DropTarget): void {
+/** Ends the registration made by {@link registerForFinalization} for `target` (if any). @internal */
+export function unregisterFromFinalization(target: DropTarget): void {
   if (isTracking) registry.unregister(target);
+}
+
+/**
+ * Switches registration on or off for the whole process. Only the benchmark calls it (importing
+ * this module by its path), to measure the cost of the trackers; it is not part of the package's
+ * API, and switching it off means dropped responders are never answered and dropped requests
+ * never cancelled.
+ *
+ * @internal
+ */
+export function setFinalizationTracking(enabled: boolean): void {
+  isTracking = enabled;
 }

@@ -22,7 +22,7 @@ export type RequestHandler<P = unknown, R = unknown> = (params: P, responder: Re
 
 /**
  * Handles one received notification. Its return value is ignored; a throw or rejection is reported
- * as a `NotificationHandlerError` on the connection's `'error'` event and never sent.
+ * as a `NotificationHandlerError` on the connection's `'warning'` event and never sent.
  */
 export type NotificationHandler<P = unknown> = (params: P, message: NotificationMessage) => unknown;
 

@@ -5,187 +5,17 @@
  * @packageDocumentation
  */
 import { toDisposable, type Disposable } from './disposable';
-import { RpcError, RequestTimeoutError } from './errors';
-import type { ErrorObject, JsonValue, RequestId } from './message';
-import { inboundRequestOf, type InboundRequest, type Responder } from './responder';
-import { trackDrop, untrackDrop, type DropTarget } from './responder-tracker';
-
-/** What an {@link OutboundRequest} needs from its connection. @internal */
-export interface OutboundWire {
-  /** Allocates an id, registers the request as pending and writes it (or fails it if closed). */
-  publish(request: OutboundRequest): void;
-  /** Writes one `$/cancel_request` for `id`. */
-  sendCancel(id: RequestId): void;
-}
-
-const PREPARED = 0;
-const PENDING = 1;
-const SETTLED = 2;
-
-interface Deferred {
-  promise: Promise<unknown>;
-  resolve(value: unknown): void;
-  reject(error: unknown): void;
-}
-
-/**
- * The state of one outgoing request, shared by its SentRequest, PreparedRequest and handles.
- * Holds no reference to the SentRequest, so a dropped SentRequest can be observed.
- *
- * @internal
- */
-export class OutboundRequest implements DropTarget {
-  id: RequestId | undefined;
-  #phase = PREPARED;
-  #cancelSent = false;
-  /** Awaited or forwarded: dropping the SentRequest no longer cancels. */
-  isConsumed = false;
-  /** The answer is discarded when it arrives; dropping no longer cancels. */
-  isDetached = false;
-  #hasOutcome = false;
-  #result: JsonValue | undefined;
-  #error: Error | undefined;
-  #deferred: Deferred | undefined;
-  #cleanups: (() => void)[] | undefined;
-  #forwardTo: InboundRequest | undefined;
-  #isForwarded = false;
-  /** Builds the error a forwarded upstream gets: the peer's error, or a local failure's (closed, aborted, timed out). */
-  #forwardError: ForwardedError | undefined;
-
-  constructor(
-    readonly method: string,
-    readonly params: unknown,
-    readonly wire: OutboundWire,
-  ) {}
-
-  get isPublished(): boolean {
-    return this.#phase !== PREPARED;
-  }
-
-  get isSettled(): boolean {
-    return this.#phase === SETTLED;
-  }
-
-  /** Called by the connection once the request has its id and is pending. */
-  markPublished(id: RequestId): void {
-    this.id = id;
-    this.#phase = PENDING;
-  }
-
-  /** Sends `$/cancel_request` unless unpublished, settled or already sent. Returns whether it did. */
-  cancel(): boolean {
-    if (this.#phase !== PENDING || this.#cancelSent) return false;
-    this.#cancelSent = true;
-    this.wire.sendCancel(this.id!);
-    return true;
-  }
-
-  /** The SentRequest was collected: cancel unless consumed, detached or settled. */
-  dropped(): void {
-    if (!this.isConsumed && !this.isDetached) this.cancel();
-  }
-
-  /** A response arrived for this request. */
-  settle(result: JsonValue | undefined, error: ErrorObject | undefined): void {
-    if (this.#phase === SETTLED) return;
-    this.#phase = SETTLED;
-    this.#cleanup();
-    if (error !== undefined && !this.isDetached) this.#forwardError = () => error;
-    // A forwarded request still settles for a caller that also awaits it.
-    this.#forwardTo?.deliver(result, error);
-    if (!this.isDetached) {
-      this.#complete(result, error === undefined ? undefined : RpcError.fromJSON(error));
-    }
-  }
-
-  /** The request failed locally (connection closed, or never sent). */
-  fail(error: Error, forwardedError: ForwardedError): void {
-    if (this.#phase === SETTLED) return;
-    this.#phase = SETTLED;
-    this.#cleanup();
-    this.#forwardError = forwardedError;
-    if (this.#forwardTo) this.#forwardTo.deliver(undefined, forwardedError(this.#forwardTo.method));
-    if (!this.isDetached) this.#complete(undefined, error);
-  }
-
-  /** The caller stops waiting: reject it now; a later answer is discarded. */
-  giveUp(error: Error): void {
-    if (this.#phase === SETTLED || this.isDetached) return;
-    const forwardTo = this.#forwardTo;
-    this.isDetached = true;
-    this.#forwardTo = undefined;
-    this.#cleanup();
-    this.#forwardError = (method) => RpcError.internalError({ reason: 'request_timeout', method }).toJSON();
-    if (forwardTo) forwardTo.deliver(undefined, this.#forwardError(forwardTo.method));
-    this.#complete(undefined, error);
-  }
-
-  /** The promise of the answer (created on first use, so an unconsumed error never goes unhandled). */
-  promise(): Promise<unknown> {
-    if (this.#hasOutcome) {
-      return this.#error === undefined ? Promise.resolve(this.#result) : Promise.reject(this.#error);
-    }
-    if (!this.#deferred) {
-      let resolve!: (value: unknown) => void;
-      let reject!: (error: unknown) => void;
-      const promise = new Promise<unknown>((res, rej) => {
-        resolve = res;
-        reject = rej;
-      });
-      this.#deferred = { promise, resolve, reject };
-    }
-    return this.#deferred.promise;
-  }
-
-  /**
-   * Hands the answer to `upstream` (a received request); its cancellation is re-issued here.
-   * Throws, before handing anything off, when the answer can never reach `upstream`.
-   */
-  forwardTo(upstream: InboundRequest): void {
-    if (this.#isForwarded) throw new Error(`the answer of \`${this.method}\` is already forwarded to another request`);
-    if (this.#phase === SETTLED && !this.#hasOutcome) {
-      throw new Error(`\`${this.method}\` was detached and its answer discarded: it cannot be forwarded`);
-    }
-    upstream.handOff();
-    this.isConsumed = true;
-    this.#isForwarded = true;
-    if (this.#hasOutcome) {
-      upstream.deliver(this.#result, this.#forwardError?.(upstream.method));
-      return;
-    }
-    this.#forwardTo = upstream;
-    this.addCleanup(upstream.onCancel(() => this.cancel()));
-  }
-
-  /** Runs `fn` when the request settles, fails or is given up. */
-  addCleanup(fn: () => void): void {
-    if (this.#phase === SETTLED) fn();
-    else (this.#cleanups ??= []).push(fn);
-  }
-
-  #cleanup(): void {
-    // Settled or given up: a drop can no longer cancel, so the registry may let go of this state
-    // (params, result) now rather than after the SentRequest is collected.
-    untrackDrop(this);
-    const cleanups = this.#cleanups;
-    this.#cleanups = undefined;
-    if (cleanups) for (const fn of cleanups) fn();
-  }
-
-  #complete(result: JsonValue | undefined, error: Error | undefined): void {
-    this.#hasOutcome = true;
-    this.#result = result;
-    this.#error = error;
-    const deferred = this.#deferred;
-    this.#deferred = undefined;
-    if (!deferred) return;
-    if (error === undefined) deferred.resolve(result);
-    else deferred.reject(error);
-  }
-}
-
-/** The wire error a forwarded upstream gets, given the upstream request's method. @internal */
-export type ForwardedError = (upstreamMethod: string) => ErrorObject;
+import {
+  RequestAlreadySentError,
+  RpcError,
+  RequestTimeoutError,
+  type ForwardingError,
+  type RequestDetachedError,
+} from './errors';
+import type { RequestId } from './message';
+import type { OutboundRequest } from './outbound-request';
+import { inboundRequestOf, type Responder } from './responder';
+import { registerForFinalization } from './responder-tracker';
 
 /** Options of `Connection.sendRequest`. */
 export interface SendRequestOptions {
@@ -212,14 +42,14 @@ export function checkSendOptions(options: SendRequestOptions): void {
 export function armOptions(request: OutboundRequest, options: SendRequestOptions): void {
   const { signal, timeout } = options;
   if (signal) {
-    const onAbort = (): void => void request.cancel();
+    const onAbort = (): void => void request.requestCancel();
     signal.addEventListener('abort', onAbort, { once: true });
     request.addCleanup(() => signal.removeEventListener('abort', onAbort));
   }
   if (timeout !== undefined) {
     const grace = options.timeoutGrace ?? 1000;
     let timer = setTimeout(() => {
-      request.cancel();
+      request.requestCancel();
       timer = setTimeout(() => request.giveUp(new RequestTimeoutError(request.method, timeout)), grace);
     }, timeout);
     request.addCleanup(() => clearTimeout(timer));
@@ -251,7 +81,7 @@ export class RequestCancellationHandle {
    * @throws An immediate failure to write the notification (the caller's to handle).
    */
   cancel(): boolean {
-    return this.#request.cancel();
+    return this.#request.requestCancel();
   }
 }
 
@@ -280,9 +110,12 @@ export class SentRequest<R = unknown> implements PromiseLike<R> {
     this.#request = request;
   }
 
-  /** The id on this connection. */
-  get id(): RequestId {
-    return this.#request.id!;
+  /**
+   * The id on this connection, or `undefined` when the request was never sent: its `signal` was
+   * already aborted, or its connection was already closed (awaiting it then rejects at once).
+   */
+  get id(): RequestId | undefined {
+    return this.#request.id;
   }
 
   /** The method. */
@@ -295,12 +128,16 @@ export class SentRequest<R = unknown> implements PromiseLike<R> {
     return this.#request.isSettled;
   }
 
-  /** Like `Promise.prototype.then`; marks the request consumed (dropping it no longer cancels). */
+  /**
+   * Like `Promise.prototype.then`; marks the request consumed (dropping it no longer cancels).
+   *
+   * @remarks After {@link SentRequest.detach} the promise rejects at once with
+   * {@link RequestDetachedError}.
+   */
   then<T1 = R, T2 = never>(
     onfulfilled?: ((value: R) => T1 | PromiseLike<T1>) | null,
     onrejected?: ((reason: unknown) => T2 | PromiseLike<T2>) | null,
   ): Promise<T1 | T2> {
-    this.#request.isConsumed = true;
     return (this.#request.promise() as Promise<R>).then(onfulfilled, onrejected);
   }
 
@@ -316,15 +153,22 @@ export class SentRequest<R = unknown> implements PromiseLike<R> {
 
   /** Asks the peer to cancel; the answer is still delivered. Same contract as {@link RequestCancellationHandle.cancel}. */
   cancel(): boolean {
-    return this.#request.cancel();
+    return this.#request.requestCancel();
   }
 
   /**
-   * Lets the request run on the peer and discards its answer: drop-cancel is off, retained handles
-   * still work while it is pending, and awaiting it afterwards never settles.
+   * Lets the request run on the peer and discards its answer: drop-cancel is off, and retained
+   * handles still work while it is pending.
+   *
+   * @remarks
+   * Awaiting a detached request rejects at once with {@link RequestDetachedError}, and so does an
+   * await that was already waiting when `detach()` was called (nobody is left waiting for an answer
+   * that will be thrown away). Called after the answer arrived, `detach()` discards it too. A
+   * forwarded request (see {@link SentRequest.forwardResponseTo}) still answers upstream: only this
+   * caller's copy is discarded. The request stays pending on the connection until the peer answers.
    */
   detach(): void {
-    this.#request.isDetached = true;
+    this.#request.detach();
   }
 
   /** A handle that can cancel this request later, wherever its answer goes. */
@@ -342,8 +186,8 @@ export class SentRequest<R = unknown> implements PromiseLike<R> {
    * the upstream request's method.
    * Awaiting this request as well still settles it with the same answer.
    * @throws AlreadyAnsweredError if the responder was already answered or handed off
-   * @throws Error if this request's answer is already forwarded, or was discarded (detached and
-   * already settled); the responder is then left as it was
+   * @throws ForwardingError if this request's answer is already forwarded, or was discarded
+   * (detached and already settled); the responder is then left as it was
    */
   forwardResponseTo(responder: Responder<never>): void {
     this.#request.forwardTo(inboundRequestOf(responder));
@@ -359,12 +203,12 @@ export class SentRequest<R = unknown> implements PromiseLike<R> {
     const request = this.#request;
     let undo: () => void;
     if (source instanceof AbortSignal) {
-      const onAbort = (): void => void request.cancel();
+      const onAbort = (): void => void request.requestCancel();
       if (source.aborted) onAbort();
       source.addEventListener('abort', onAbort, { once: true });
       undo = () => source.removeEventListener('abort', onAbort);
     } else {
-      undo = inboundRequestOf(source).onCancel(() => request.cancel());
+      undo = inboundRequestOf(source).onCancel(() => request.requestCancel());
     }
     request.addCleanup(undo);
     return toDisposable(undo);
@@ -399,11 +243,13 @@ export class PreparedRequest<R = unknown> {
   /**
    * Publishes the request.
    *
-   * @throws Error if it was already sent
-   * @throws SerializationError if the params cannot be serialized (nothing is sent)
+   * @throws RequestAlreadySentError if it was already sent (or failed to be sent: aborted signal,
+   * closed connection); nothing is sent
+   * @throws SerializationError if the params cannot be serialized (nothing is sent; `send()` may be
+   * called again)
    */
   send(): SentRequest<R> {
-    if (this.#request.isPublished) throw new Error(`\`${this.#request.method}\` was already sent`);
+    if (this.#request.state !== 'prepared') throw new RequestAlreadySentError(this.#request.method);
     return publishRequest<R>(this.#request, this.#options);
   }
 }
@@ -418,7 +264,7 @@ export function publishRequest<R>(request: OutboundRequest, options: SendRequest
   }
   request.wire.publish(request);
   if (!request.isSettled) {
-    trackDrop(sent, request);
+    registerForFinalization(sent, request);
     armOptions(request, options);
   }
   return sent;

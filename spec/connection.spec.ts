@@ -24,10 +24,10 @@ function rejectionOf(promise: PromiseLike<unknown>): Promise<unknown> {
   );
 }
 
-/** Collects the 'error' events of a connection. */
+/** Collects the 'warning' events of a connection. */
 function errorsOf(connection: Connection): AcpWireError[] {
   const errors: AcpWireError[] = [];
-  connection.on('error', (error) => errors.push(error));
+  connection.on('warning', (error) => errors.push(error));
   return errors;
 }
 
@@ -43,6 +43,33 @@ describe('Connection', () => {
     peer = rawPeer();
   });
   afterEach(() => peer.connection.close());
+
+  describe('events', () => {
+    it("never emits 'error': events.once(connection, 'close') is not rejected by a bad line while the connection stays open (issue 10)", async () => {
+      // eventemitter3 is not typed as a Node EventEmitter, but events.once() works on it at run time.
+      const closed = once(peer.connection as unknown as NodeJS.EventEmitter, 'close');
+      const warned = nextEvent<[AcpWireError]>(peer.connection, 'warning');
+      peer.send('not json');
+      expect((await warned)[0]).to.have.property('code', 'ACP_WIRE_JSON_PARSE');
+      expect(peer.connection.isClosed).to.equal(false);
+      await peer.connection.close();
+      expect(await closed).to.deep.equal(['closed locally', undefined]);
+    });
+  });
+
+  describe('[Symbol.asyncDispose]()', () => {
+    it('closes the connection when an `await using` block is left (issue 10)', async () => {
+      const other = rawPeer();
+      {
+        await using connection = other.connection;
+        connection.onRequest('echo', (params: unknown) => params);
+        other.send({ jsonrpc: '2.0', id: 1, method: 'echo', params: [1] });
+        expect(await other.out.waitFor(1)).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":[1]}']);
+      }
+      expect(other.connection.closeReason).to.equal('closed locally');
+      expect(other.output.writableEnded).to.equal(true);
+    });
+  });
 
   describe('constructor', () => {
     it('throws TypeError when the input is not a readable stream', () => {
@@ -99,7 +126,7 @@ describe('Connection', () => {
     it('does not match a response whose id is the string "1" to the request with id 1', async () => {
       const errors = errorsOf(peer.connection);
       const sent = peer.connection.sendRequest('m');
-      const reported = nextEvent(peer.connection, 'error');
+      const reported = nextEvent(peer.connection, 'warning');
       peer.send({ jsonrpc: '2.0', id: '1', result: 'wrong' });
       await reported;
       expect(errors[0]).to.be.instanceOf(ProtocolError);
@@ -205,8 +232,8 @@ describe('Connection', () => {
       expect(errors).to.deep.equal([]);
     });
 
-    it("goes on after a non-fatal error even when nobody listens to 'error'", async () => {
-      expect(peer.connection.listenerCount('error')).to.equal(0);
+    it("goes on after a non-fatal error even when nobody listens to 'warning'", async () => {
+      expect(peer.connection.listenerCount('warning')).to.equal(0);
       peer.send('not json', { jsonrpc: '2.0', id: 2, method: 'unknown' });
       expect(await peer.out.waitFor(2)).to.deep.equal([
         '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}',
@@ -272,7 +299,7 @@ describe('Connection', () => {
       peer.connection.onNotification('note', () => {
         throw cause;
       });
-      const reported = nextEvent<[AcpWireError]>(peer.connection, 'error');
+      const reported = nextEvent<[AcpWireError]>(peer.connection, 'warning');
       peer.send({ jsonrpc: '2.0', method: 'note' });
       const [error] = await reported;
       expect(error).to.be.instanceOf(NotificationHandlerError).and.include({ method: 'note', cause });
@@ -283,7 +310,7 @@ describe('Connection', () => {
 
     it('reports a rejecting notification handler as NotificationHandlerError and sends nothing', async () => {
       peer.connection.onNotification('note', () => Promise.reject(new Error('async break')));
-      const reported = nextEvent<[AcpWireError]>(peer.connection, 'error');
+      const reported = nextEvent<[AcpWireError]>(peer.connection, 'warning');
       peer.send({ jsonrpc: '2.0', method: 'note' });
       const [error] = await reported;
       expect(error).to.be.instanceOf(NotificationHandlerError);

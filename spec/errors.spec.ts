@@ -22,6 +22,9 @@ describe('ErrorCode', () => {
       MethodNotFound: -32601,
       InvalidParams: -32602,
       InternalError: -32603,
+      AuthRequired: -32000,
+      ResourceNotFound: -32002,
+      UnsupportedProtocolVersion: -32022,
       RequestCancelled: -32800,
     });
   });

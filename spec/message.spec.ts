@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { JSONRPC_VERSION, classify, isRequestId } from '../lib';
+import { JSONRPC_VERSION, classify, isRequestId, type Classification } from '../lib';
 import { isErrorObject, isParams } from '../lib/message';
 
 /** Classifies the value that `text` parses to, as the connection does with each line. */
-function classifyText(text: string): ReturnType<typeof classify> {
+function classifyText(text: string): Classification {
   return classify(JSON.parse(text));
 }
 

@@ -5,8 +5,14 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { Connection } from '../../lib';
+// Internal, not exported by the package: the bench measures what the trackers cost.
+import { setFinalizationTracking } from '../../lib/responder-tracker';
 import { COUNT, ECHO, HOLD, NOTE, RELEASE, STATS, ServerState, WAIT } from '../protocol';
 import { codeOf, type BenchClient, type BenchServer, type Library } from './types';
+
+// The runner's no-tracker variant (see NO_TRACKER_ENV in side-by-side.ts; not imported from
+// there so that the servers load no runner code).
+if (process.env.BENCH_ACP_WIRE_NO_TRACKER === '1') setFinalizationTracking(false);
 
 function client(input: Readable, output: Writable): BenchClient {
   const connection = new Connection(input, output);

@@ -81,7 +81,7 @@ export interface SessionUpdateParams extends JsonObject {
   } & JsonObject;
 }
 
-/** Receives `session/update` notifications. A throw is reported on the connection's `'error'` event. */
+/** Receives `session/update` notifications. A throw is reported on the connection's `'warning'` event. */
 export type SessionUpdateHandler = (params: SessionUpdateParams) => void;
 
 /** Options of {@link AcpClient.onSessionUpdate}. */
@@ -204,7 +204,7 @@ export class AcpClient {
    *
    * @remarks Handlers run in arrival order, synchronously as each notification is decoded. When
    * one throws, the others still run and the first error is reported on the connection's
-   * `'error'` event (nothing is sent to the agent).
+   * `'warning'` event (nothing is sent to the agent).
    * @returns a disposable that stops the delivery to this handler
    * @throws TypeError if `handler` is not a function
    */

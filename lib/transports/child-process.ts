@@ -38,6 +38,8 @@ export interface ChildConnection {
   readonly exited: Promise<ChildExit>;
   /** Closes the connection (ending the child's stdin) and resolves once the child has exited, killing it if it lingers. */
   close(): Promise<ChildExit>;
+  /** Same as {@link ChildConnection.close}, for `await using child = spawnConnection(…)`. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 /**
@@ -79,7 +81,7 @@ export function spawnConnection(command: string, args: readonly string[] = [], o
     await connection.close();
     return reap(child, exited, killTimeout);
   };
-  return { connection, child, exited, close };
+  return { connection, child, exited, close, [Symbol.asyncDispose]: async () => void (await close()) };
 }
 
 async function reap(child: ChildProcess, exited: Promise<ChildExit>, killTimeout: number): Promise<ChildExit> {

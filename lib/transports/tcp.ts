@@ -54,6 +54,8 @@ export interface TcpListener {
   readonly server: Server;
   /** Stops listening and closes every open connection. */
   close(): Promise<void>;
+  /** Same as {@link TcpListener.close}, for `await using listener = await listenTcp(…)`. */
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 /**
@@ -84,7 +86,7 @@ export function listenTcp(
     server.once('error', reject);
     server.listen(address.port, address.host ?? '127.0.0.1', () => {
       server.removeListener('error', reject);
-      resolve({ port: (server.address() as AddressInfo).port, server, close });
+      resolve({ port: (server.address() as AddressInfo).port, server, close, [Symbol.asyncDispose]: close });
     });
   });
 }

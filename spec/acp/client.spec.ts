@@ -164,7 +164,7 @@ describe('AcpClient', () => {
         throw new Error('handler failed');
       });
       client.onSessionUpdate(() => seen.push('second'));
-      const reported = nextEvent<[AcpWireError]>(clientSide, 'error');
+      const reported = nextEvent<[AcpWireError]>(clientSide, 'warning');
       agent.sendNotification('session/update', UPDATE('s'));
       const [error] = await reported;
       expect(seen).to.deep.equal(['second']);
@@ -175,7 +175,7 @@ describe('AcpClient', () => {
     it('reports a malformed session/update on the connection instead of delivering it', async () => {
       const seen: unknown[] = [];
       client.onSessionUpdate((params) => seen.push(params));
-      const reported = nextEvent<[AcpWireError]>(clientSide, 'error');
+      const reported = nextEvent<[AcpWireError]>(clientSide, 'warning');
       agent.sendNotification('session/update', { sessionId: 's' });
       const [error] = await reported;
       expect(error).to.be.instanceOf(NotificationHandlerError);

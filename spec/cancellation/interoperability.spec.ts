@@ -3,7 +3,7 @@
  * child-process stdio (the wire agent) or a real TCP socket; detach() runs in memory.
  */
 import { expect } from 'chai';
-import { type Connection, type Responder } from '../../lib';
+import { RequestDetachedError, type Connection, type Responder } from '../../lib';
 import { collectGarbage } from '../helpers/events';
 import {
   createTappedPair,
@@ -111,24 +111,23 @@ describe('Request cancellation: Interoperability', () => {
       held[1]!.respondCancelled();
     });
 
-    it('discards the eventual response of a detached request without an error', async () => {
-      const errors: unknown[] = [];
-      pair.client.on('error', (error) => errors.push(error));
+    it('discards the eventual response of a detached request without a warning; an await already waiting rejects at once', async () => {
+      const warnings: unknown[] = [];
+      pair.client.on('warning', (warning) => warnings.push(warning));
       const sent = pair.client.sendRequest('work');
-      const settled = { value: false };
-      void sent.then(
-        () => (settled.value = true),
-        () => (settled.value = true),
+      const waiting = sent.then(
+        () => 'resolved',
+        (error: unknown) => error,
       );
       sent.detach();
+      expect(await waiting).to.be.instanceOf(RequestDetachedError).and.include({ code: 'ACP_WIRE_REQUEST_DETACHED', method: 'work' });
       await pair.toAgent.waitFor((m) => m.method === 'work');
       held[0]!.respond({ ignored: true });
       await pair.toClient.response(sent.id);
       await pair.client.sendNotification('after', {});
       await pair.toAgent.waitFor((m) => m.method === 'after');
       expect(sent.isSettled).to.equal(true);
-      expect(settled.value).to.equal(false);
-      expect(errors).to.deep.equal([]);
+      expect(warnings).to.deep.equal([]);
       expect(pair.client.pendingCount).to.equal(0);
     });
 

@@ -80,9 +80,9 @@ describe('Connection#sendRequest() options', () => {
       expect(cancelsFor(sent.id)).to.equal(1);
     });
 
-    it('discards the late answer after a RequestTimeoutError harmlessly: no error event, nothing left pending', async () => {
+    it('discards the late answer after a RequestTimeoutError harmlessly: no warning event, nothing left pending', async () => {
       const errors: unknown[] = [];
-      work.pair.client.on('error', (error) => errors.push(error));
+      work.pair.client.on('warning', (error) => errors.push(error));
       const sent = work.pair.client.sendRequest('work', undefined, { timeout: 1, timeoutGrace: 1 });
       expect(await rejectionOf(sent)).to.be.instanceOf(RequestTimeoutError);
       await received(1);

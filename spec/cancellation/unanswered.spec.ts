@@ -207,7 +207,7 @@ describe('Request cancellation: Unanswered Requests', () => {
         throw new Error('notification handler failure');
       });
       const errors: unknown[] = [];
-      peer.connection.on('error', (error) => errors.push(error));
+      peer.connection.on('warning', (error) => errors.push(error));
       for (const method of ['unhandled', 'handled', 'throws']) peer.write({ jsonrpc: '2.0', method, params: {} });
       await collectGarbage();
       await barrier(peer, 'b');

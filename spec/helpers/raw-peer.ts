@@ -21,7 +21,7 @@ export class RawPeer {
 
   constructor(options: ConnectionOptions = {}) {
     this.connection = new Connection(this.input, this.output, options);
-    this.connection.on('error', (error) => this.errors.push(error));
+    this.connection.on('warning', (error) => this.errors.push(error));
     this.output.setEncoding('utf8');
     this.output.on('data', (text: string) => this.#collect(text));
   }

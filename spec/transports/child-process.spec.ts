@@ -6,6 +6,17 @@ import { TextCollector, fixtureArgs, fixtureEnv } from '../helpers/wire';
 const ECHO_PEER = fixtureArgs('echo-peer');
 
 describe('spawnConnection()', () => {
+  it('is closed by `await using`: leaving the block ends the child and closes the connection (issue 10)', async () => {
+    let seen: ReturnType<typeof spawnConnection> | undefined;
+    {
+      await using spawned = spawnConnection(process.execPath, ECHO_PEER, { env: fixtureEnv() });
+      seen = spawned;
+      expect(await spawned.connection.sendRequest('echo', ['inside'])).to.deep.equal(['inside']);
+    }
+    expect(seen.connection.closeReason).to.equal('closed locally');
+    expect(seen.child.exitCode).to.equal(0);
+  });
+
   it("connects to the child's stdin/stdout, and close() ends its stdin and resolves with its exit", async () => {
     const { connection, close } = spawnConnection(process.execPath, ECHO_PEER, { env: fixtureEnv() });
     expect(await connection.sendRequest('echo', ['over stdio'])).to.deep.equal(['over stdio']);
@@ -17,7 +28,7 @@ describe('spawnConnection()', () => {
     const { connection, child, close } = spawnConnection(process.execPath, ECHO_PEER, { env: fixtureEnv(), stderr: 'pipe' });
     const stderr = new TextCollector(child.stderr!);
     const errors: string[] = [];
-    connection.on('error', (error) => errors.push(error.message));
+    connection.on('warning', (error) => errors.push(error.message));
     expect(await connection.sendRequest('log', { text: 'a line for stderr' })).to.equal(true);
     await stderr.waitFor(/a line for stderr\n/);
     expect(await close()).to.deep.equal({ code: 0, signal: null });

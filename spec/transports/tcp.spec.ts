@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Socket, createServer, type AddressInfo } from 'node:net';
+import { Socket, createServer, type AddressInfo, type Server } from 'node:net';
 import { once } from 'node:events';
 import { ConnectionClosedError, connectTcp, listenTcp, type CloseReason, type Connection, type Responder, type TcpListener } from '../../lib';
 import { nextEvent } from '../helpers/events';
@@ -33,6 +33,21 @@ describe('TCP transport', () => {
   afterEach(() => listener?.close());
 
   describe('listenTcp()', () => {
+    it('is closed by `await using`: leaving the block stops listening and closes its connections (issue 10)', async () => {
+      let server: Server | undefined;
+      let client: Connection | undefined;
+      let clientClosed: Promise<[CloseReason]> | undefined;
+      {
+        await using scoped = await listenTcp({ port: 0 }, (connection) => void connection.onRequest('echo', (params: unknown) => params));
+        server = scoped.server;
+        client = await connectTcp({ port: scoped.port });
+        clientClosed = nextEvent<[CloseReason]>(client, 'close');
+        expect(await client.sendRequest('echo', [1])).to.deep.equal([1]);
+      }
+      expect(server.listening).to.equal(false);
+      expect((await clientClosed)[0]).to.equal('input ended');
+    });
+
     it('listens on 127.0.0.1 and hands each accepted socket over as a connection', async () => {
       const client = await connectTcp({ port: listener!.port });
       expect(await client.sendRequest('echo', { over: 'tcp' })).to.deep.equal({ over: 'tcp' });
