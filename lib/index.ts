@@ -97,3 +97,7 @@ export type { AccessOptions } from './transports/limits';
 export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS } from './transports/heartbeat';
 export type { HeartbeatOptions } from './transports/heartbeat';
 export { HeartbeatTimeoutError, HttpStatusError, WebSocketCloseCode, WebSocketCloseError } from './transports/errors';
+export { connectHttp } from './transports/http-client';
+export type { ConnectHttpOptions } from './transports/http-client';
+export { OutputStalledError } from './transports/http-server-stream';
+export type { HttpServerLimits } from './transports/http-server-stream';

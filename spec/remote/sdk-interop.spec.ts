@@ -4,11 +4,12 @@
  * `AcpServer` hosting an SDK agent. Every ACP message is checked exactly and against the schema.
  */
 import * as acp from '@agentclientprotocol/sdk/experimental/v2';
+import { createHttpStream } from '@agentclientprotocol/sdk/experimental/http-client';
 import { createWebSocketStream } from '@agentclientprotocol/sdk/experimental/ws-client';
 import { expect } from 'chai';
 import WebSocket from 'ws';
 import { serveConformanceAgent } from '../../examples/conformance-agent';
-import { RpcError, connectWebSocket, listenRemote, type Connection, type RemoteListener, type RemoteTransport } from '../../lib';
+import { RpcError, connectHttp, connectWebSocket, listenRemote, type Connection, type RemoteListener, type RemoteTransport } from '../../lib';
 import { acpErrors, agentLineErrors, isAcpMethod } from '../helpers/acp-schema';
 import { expectTcpHandles, rejectionOf, tcpHandles } from './remote-helpers';
 import { SDK_AGENT_INFO, WireTap, startSdkServer, type SdkServer } from './sdk-peers';
@@ -18,11 +19,13 @@ type SdkStreamFactory = (listener: RemoteListener) => acp.Stream;
 
 const SDK_CLIENTS: Record<string, SdkStreamFactory> = {
   websocket: (listener) => createWebSocketStream(listener.url, { WebSocket: WebSocket as never }) as acp.Stream,
+  http: (listener) => createHttpStream(listener.httpUrl) as acp.Stream,
 };
 
 /** The acp-wire client of a transport, connected to a server on `port`. */
 const WIRE_CLIENTS: Record<string, (port: number, tap: WireTap) => Promise<Connection>> = {
   websocket: (port, tap) => connectWebSocket(`ws://127.0.0.1:${port}/acp`, { logger: tap }),
+  http: (port, tap) => Promise.resolve(connectHttp(`http://127.0.0.1:${port}/acp`, { logger: tap })),
 };
 
 /** Every ACP line of a tap, checked against the schema; methods of answers looked up by id. */
@@ -44,7 +47,7 @@ function schemaErrors(tap: WireTap): { checked: number; errors: string[] } {
   return { checked, errors };
 }
 
-for (const transport of ['websocket'] as RemoteTransport[]) {
+for (const transport of ['websocket', 'http'] as RemoteTransport[]) {
   describe(`official SDK interop over ${transport}`, () => {
     let baseline: number;
     beforeEach(() => {
