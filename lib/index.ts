@@ -101,3 +101,5 @@ export { connectHttp } from './transports/http-client';
 export type { ConnectHttpOptions } from './transports/http-client';
 export { OutputStalledError } from './transports/http-server-stream';
 export type { HttpServerLimits } from './transports/http-server-stream';
+export { connectUrl, isPeerUrl } from './transports/url';
+export type { ConnectUrlOptions } from './transports/url';
