@@ -86,5 +86,5 @@ export { createConnectionPair } from './transports/pair';
 export { connectStdio } from './transports/stdio';
 export { spawnConnection } from './transports/child-process';
 export type { ChildConnection, ChildExit, SpawnConnectionOptions } from './transports/child-process';
-export { connectTcp, listenTcp, socketConnection } from './transports/tcp';
-export type { TcpAddress, TcpListener } from './transports/tcp';
+export { DEFAULT_MAX_CONNECTIONS, connectTcp, listenTcp, socketConnection } from './transports/tcp';
+export type { TcpAddress, TcpListenOptions, TcpListener } from './transports/tcp';
