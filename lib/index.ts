@@ -78,7 +78,7 @@ export type { MessageTarget, SuccessorEnvelope } from './acp/successor';
 export { isCancelNotification, sendProxiedMessageTo } from './acp/forwarding';
 export { ProxyComponent } from './acp/proxy';
 export type { SuccessorRequestHandler } from './acp/proxy';
-export { Conductor } from './acp/conductor';
+export { COMPONENT_NOT_STARTED_REASON, Conductor } from './acp/conductor';
 export type { ConductorOptions, ConductorOutcome } from './acp/conductor';
 export type { ChainComponent, ComponentRole, ComponentSource } from './acp/chain-component';
 export { CommandLineError, splitCommandLine } from './acp/command-line';
