@@ -112,7 +112,7 @@ export function listenConductor(address: TcpAddress, options: ConductorListenerO
 
   const server = createServer((socket) => {
     if (isClosing) return void socket.destroy();
-    if (!admitSocket(socket, clients.size, maxChains, logger, 'clients')) return;
+    if (!admitSocket(socket, clients.size, maxChains, logger, 'client')) return;
     const client: Client = { socket, connection: undefined, conductor: undefined };
     clients.add(client);
     socket.once('close', () => clients.delete(client));

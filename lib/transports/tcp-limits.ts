@@ -40,12 +40,12 @@ export function peerOf(socket: Socket): string {
  * Admits an accepted socket when fewer than `max` are being served; otherwise destroys it at once
  * and logs one `warn` line naming the peer.
  *
- * @param noun - what is counted, plural, for the log line (e.g. `connections`)
+ * @param noun - what is counted, for the log line (e.g. `connection`)
  * @returns whether the socket was admitted
  */
 export function admitSocket(socket: Socket, serving: number, max: number, logger: Logger, noun: string): boolean {
   if (serving < max) return true;
-  logger.log('warn', `refused a client from ${peerOf(socket)}: ${serving} ${noun} are open, the most allowed`);
+  logger.log('warn', `refused a client from ${peerOf(socket)}: ${noun} limit reached (${serving} open)`);
   socket.destroy();
   return false;
 }

@@ -96,7 +96,7 @@ export function listenTcp(
   const logger = options.logger ?? defaultLogger(options.name);
   const open = new Set<Connection>();
   const server = createServer((socket) => {
-    if (!admitSocket(socket, open.size, maxConnections, logger, 'connections')) return;
+    if (!admitSocket(socket, open.size, maxConnections, logger, 'connection')) return;
     const connection = socketConnection(socket, connectionOptions);
     open.add(connection);
     connection.once('close', () => open.delete(connection));

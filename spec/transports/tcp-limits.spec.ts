@@ -73,7 +73,7 @@ describe('listenTcp() bounds', () => {
       await once(third, 'close');
       expect(accepted).to.have.length(2);
       expect(logger.records).to.deep.equal([
-        `warn refused a client from 127.0.0.1:${port}: 2 connections are open, the most allowed`,
+        `warn refused a client from 127.0.0.1:${port}: connection limit reached (2 open)`,
       ]);
     });
 
