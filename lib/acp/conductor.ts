@@ -41,13 +41,22 @@ export interface ConductorOptions {
   stderr?: 'inherit' | 'pipe' | 'ignore';
   /** How long to wait for a component to exit after its stdin is closed before SIGTERM (then SIGKILL). Default 2000 ms. */
   killTimeoutMs?: number;
+  /**
+   * When a component cannot be started at all: how long the conductor keeps answering the client
+   * (every request with `-32603`, see the class remarks) after the failure or after the client's
+   * last request, before it closes the client connection. Default 2000 ms.
+   */
+  notStartedLingerMs?: number;
 }
 
 /** Why and how a chain ended. */
 export interface ConductorOutcome {
-  /** The client went away, a component ended (died or closed its connection), or `close()` was called. */
-  reason: 'client closed' | 'component ended' | 'closed locally';
-  /** The component that ended, for `component ended`. */
+  /**
+   * The client went away, a component ended (died or closed its connection), a component could
+   * not be started at all (e.g. ENOENT), or `close()` was called.
+   */
+  reason: 'client closed' | 'component ended' | 'component not started' | 'closed locally';
+  /** The component that ended, for `component ended` and `component not started`. */
   component?: ChainComponent;
   /** How that component's process ended, when it is a child process. */
   exit?: ChildExit;
@@ -56,6 +65,9 @@ export interface ConductorOutcome {
 }
 
 const ENVELOPES = [PROXY_SUCCESSOR_METHOD, LEGACY_PROXY_SUCCESSOR_METHOD];
+
+/** The `reason` in the `-32603` data of every answer from a chain whose component could not be started. */
+export const COMPONENT_NOT_STARTED_REASON = 'component_not_started';
 const PROXY_INITIALIZES = [PROXY_INITIALIZE_METHOD, LEGACY_PROXY_INITIALIZE_METHOD];
 
 /**
@@ -81,6 +93,12 @@ const PROXY_INITIALIZES = [PROXY_INITIALIZE_METHOD, LEGACY_PROXY_INITIALIZE_METH
  *   is answered with an error (`-32603` with data `{"reason":"incoming_transport_closed","method"}`)
  *   where an answer can still be delivered, every connection is closed, every child is reaped
  *   (killed if it lingers), then {@link Conductor.closed} resolves. Nothing is restarted.
+ * - When a component cannot be started at all (its program is missing or not executable), the
+ *   other components are stopped at once and every request the client sent or sends is answered
+ *   `-32603` with data `{"reason":"component_not_started","component","command","code","cause"}`
+ *   (e.g. `code` `ENOENT`, `cause` `spawn nope ENOENT`); the client connection is closed once it
+ *   has sent nothing for `notStartedLingerMs`, or when the client goes away. The outcome's reason
+ *   is then `component not started`.
  * - The routing is installed as handlers on the client connection and on each component's
  *   connection (their `onAnyRequest`/`onAnyNotification` fallbacks and the `proxy/*` methods):
  *   do not register handlers of your own on them.
@@ -99,18 +117,25 @@ export class Conductor {
   readonly #client: Connection;
   readonly #components: StartedComponent[];
   readonly #closed: Promise<ConductorOutcome>;
+  /** The component that could not be started, when one could not. */
+  readonly #notStarted: StartedComponent | undefined;
   #end!: (outcome: Omit<ConductorOutcome, 'message' | 'exit'>) => void;
 
   /**
    * Starts every component and begins routing.
    *
    * @throws TypeError if `components` is empty or a component is invalid
+   * @throws RangeError if `notStartedLingerMs` is not a non-negative number
    * @throws CommandLineError if a command line cannot be split (nothing is started)
    */
   constructor(options: ConductorOptions) {
     const { client, components } = options;
     if (!client || typeof client.sendRequest !== 'function') throw new TypeError('client must be a Connection');
     if (!Array.isArray(components) || components.length === 0) throw new TypeError('components must list at least the agent');
+    const lingerMs = options.notStartedLingerMs ?? 2000;
+    if (!(typeof lingerMs === 'number' && lingerMs >= 0 && lingerMs < 2 ** 31)) {
+      throw new RangeError('notStartedLingerMs must be a non-negative number of milliseconds');
+    }
     components.forEach(resolveSource);
     this.#client = client;
     const last = components.length - 1;
@@ -123,14 +148,20 @@ export class Conductor {
         killTimeoutMs: options.killTimeoutMs,
       }),
     );
+    // A spawn that failed has no pid at once; its 'error' (with the cause) follows in a tick.
+    this.#notStarted = this.#components.find((component) => component.child !== undefined && component.child.pid === undefined);
     this.#closed = new Promise((resolve) => {
       let ending = false;
       this.#end = (outcome) => {
         if (ending) return;
         ending = true;
-        resolve(this.#shutdown(outcome));
+        resolve(this.#shutdown(this.#notStarted ? { reason: 'component not started', component: this.#notStarted } : outcome));
       };
     });
+    if (this.#notStarted) {
+      this.#refuseClient(this.#notStarted, lingerMs);
+      return;
+    }
     this.#routeClient();
     this.#components.forEach((component) => this.#routeComponent(component));
     this.#watchEnds();
@@ -150,6 +181,42 @@ export class Conductor {
   close(): Promise<ConductorOutcome> {
     this.#end({ reason: 'closed locally' });
     return this.#closed;
+  }
+
+  /** `await using conductor = new Conductor(…)`: {@link Conductor.close} when the scope ends. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  /**
+   * A component could not be started: the chain cannot work. Stops the others, answers every
+   * request of the client with the cause, and closes the client once it has been quiet for `lingerMs`.
+   */
+  #refuseClient(failed: StartedComponent, lingerMs: number): void {
+    const client = this.#client;
+    for (const component of this.#components) if (component !== failed) void component.close();
+    let exit: ChildExit | undefined;
+    void failed.exited.then((value) => (exit = value));
+    let timer: NodeJS.Timeout | undefined;
+    const linger = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => void client.close(), lingerMs);
+    };
+    client.onAnyRequest(() => {
+      linger();
+      // Answered synchronously once the cause is known, so an answer is never lost to the client
+      // ending its input right after the request.
+      if (exit) throw notStartedError(failed, exit);
+      return failed.exited.then((value) => Promise.reject(notStartedError(failed, value)));
+    });
+    client.onAnyNotification(() => {});
+    linger();
+    const end = (): void => {
+      clearTimeout(timer);
+      this.#end({ reason: 'component not started', component: failed });
+    };
+    if (client.isClosed) queueMicrotask(end);
+    else client.once('close', end);
   }
 
   #routeClient(): void {
@@ -214,6 +281,18 @@ export class Conductor {
     const message = `${component.name} (${component.description}) ${describeExit(exit)}`;
     return exit ? { ...outcome, exit, message } : { ...outcome, message };
   }
+}
+
+/** The answer to every request of a chain whose component `failed` could not be started. */
+function notStartedError(failed: ChainComponent, exit: ChildExit | undefined): RpcError {
+  const error = exit?.error as NodeJS.ErrnoException | undefined;
+  return RpcError.internalError({
+    reason: COMPONENT_NOT_STARTED_REASON,
+    component: failed.name,
+    command: failed.description,
+    ...(typeof error?.code === 'string' ? { code: error.code } : {}),
+    cause: error?.message ?? 'the process could not be started',
+  });
 }
 
 /**
