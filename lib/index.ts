@@ -56,23 +56,54 @@ export { InitializeGate } from './acp/initialize';
 export type { InitializeGateOptions, InitializeState } from './acp/initialize';
 export {
   ACP_PROTOCOL_VERSION,
-  AcpClient,
+  ACP_PROTOCOL_VERSIONS,
+  UnsupportedProtocolVersionError,
+  acceptProtocolVersion,
+  isProtocolVersion,
+  negotiatedVersion,
+  selectProtocolVersion,
+  unsupportedProtocolVersion,
+} from './acp/negotiation';
+export type { AcpVersion, UnsupportedProtocolVersionData } from './acp/negotiation';
+export {
+  AUTHENTICATE_METHOD,
+  AUTH_LOGIN_METHOD,
+  FS_READ_TEXT_FILE_METHOD,
+  FS_WRITE_TEXT_FILE_METHOD,
   SESSION_CANCEL_METHOD,
   SESSION_NEW_METHOD,
   SESSION_PROMPT_METHOD,
+  SESSION_REQUEST_PERMISSION_METHOD,
   SESSION_UPDATE_METHOD,
-} from './acp/client';
+  TERMINAL_METHODS,
+} from './acp/methods';
+export type { ContentBlock, Implementation, SessionUpdate, SessionUpdateParams, StopReason } from './acp/types';
+export type * as AcpV1 from './acp/schema/v1';
+export type * as AcpV2 from './acp/schema/v2';
+export { AcpClient } from './acp/client';
 export type {
-  InitializeParams,
-  InitializeResult,
+  AcpClientOptions,
+  AgentInitialization,
+  ClientInitializeParams,
   NewSessionParams,
-  NewSessionResult,
   PromptParams,
-  PromptResult,
   SessionUpdateHandler,
   SessionUpdateOptions,
-  SessionUpdateParams,
 } from './acp/client';
+export { PromptTurn } from './acp/turn';
+export type { PromptOptions, TurnResult } from './acp/turn';
+export type { AcpClientHandlers, ClientRequestContext, TerminalHandlers } from './acp/client-handlers';
+export { AcpAgent } from './acp/agent';
+export type {
+  AcpAgentOptions,
+  AgentContext,
+  AgentInitializeAnswer,
+  AgentInitializeRequest,
+  AgentNewSessionAnswer,
+  AgentNewSessionRequest,
+  AgentPromptRequest,
+} from './acp/agent';
+export { AgentTurn } from './acp/agent-turn';
 export { innermostMessage, successorTarget, unwrapSuccessor, wrapSuccessor } from './acp/successor';
 export type { MessageTarget, SuccessorEnvelope } from './acp/successor';
 export { isCancelNotification, sendProxiedMessageTo } from './acp/forwarding';
