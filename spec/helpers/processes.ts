@@ -63,6 +63,16 @@ export async function processesEnded(pids: readonly number[]): Promise<void> {
 }
 
 /**
+ * The pids of `pids` still running once all have ended or `graceMs` has passed (polling, as
+ * {@link processesEnded}): for an assertion that a program's helpers end soon after it does.
+ */
+export async function stillRunningAfter(pids: readonly number[], graceMs: number): Promise<number[]> {
+  const deadline = Date.now() + graceMs;
+  while (pids.some(isRunning) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+  return pids.filter(isRunning);
+}
+
+/**
  * `node` arguments for a wrapper like a package's launcher script around a native binary: it
  * starts a grandchild that ignores the end of its stdin and shares the wrapper's stdio, writes
  * `grandchild PID` on stderr, and lives as long as the grandchild (exiting with its code).
