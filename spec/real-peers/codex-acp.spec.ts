@@ -3,6 +3,8 @@
  * internet: its model is a fake Responses API server on 127.0.0.1 that the spec starts.
  */
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { AcpClient, spawnConnection, type ChildConnection, type PromptTurn, type SessionUpdate } from '../../lib';
 import { HOLD_MARKER, startFakeModelServer, type FakeModelServer } from '../fixtures/fake-model-server';
 import { descendants, isRunning } from '../helpers/processes';
@@ -184,6 +186,46 @@ describe(`codex-acp ${installedVersion('@zed-industries/codex-acp')} (real agent
       });
     });
   }
+});
+
+describe('a Ctrl-C of `acp-wire conduct` running codex-acp', function () {
+  this.timeout(60_000);
+  let server: FakeModelServer;
+  let home: TempHome;
+
+  before(async () => {
+    requireRealPeers();
+    server = await startFakeModelServer();
+    home = await makeTempHome('codex-ctrl-c');
+    await writeCodexConfig(home, server.baseUrl);
+  });
+
+  after(async () => {
+    for (const pid of processesWithHome(home)) process.kill(pid, 'SIGKILL'); // only if the test failed
+    await server?.close();
+    await home?.remove();
+  });
+
+  it('shuts the chain down and leaves no process of it behind', async () => {
+    // A terminal's Ctrl-C goes to its foreground process group: here, a group of the conductor's own.
+    const conductor = spawn(process.execPath, [BUILT_PEERS.cli, 'conduct', commandLine('node', BUILT_PEERS.proxy), commandLine('node', REAL_PEERS.codexAcp)], {
+      cwd: PROJECT_ROOT,
+      env: home.env({ OPENAI_API_KEY: 'sk-fake-key-for-a-local-server' }),
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    });
+    const exited = once(conductor, 'exit');
+    const stdout = new StreamText(conductor.stdout!, 'conductor stdout');
+    const stderr = new StreamText(conductor.stderr!, 'conductor stderr');
+    conductor.stdin!.write('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}\n');
+    await stdout.waitFor(/"id":1,"result":\{"protocolVersion":1/);
+    const chain = descendants(conductor.pid!);
+    expect(chain.length, 'proxy, launcher and binary').to.be.at.least(3);
+    process.kill(-conductor.pid!, 'SIGINT');
+    expect(await exited, stderr.text).to.deep.equal([130, null]);
+    expect(chain.filter(isRunning), 'processes of the chain still running').to.deep.equal([]);
+    expect(processesWithHome(home), 'processes started with this HOME still running').to.deep.equal([]);
+  });
 });
 
 function escape(text: string): string {
