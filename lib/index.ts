@@ -77,7 +77,8 @@ export {
   SESSION_UPDATE_METHOD,
   TERMINAL_METHODS,
 } from './acp/methods';
-export type { ContentBlock, Implementation, SessionUpdate, SessionUpdateParams, StopReason } from './acp/types';
+export { isSessionUpdateKind } from './acp/types';
+export type { ContentBlock, Implementation, SessionUpdate, SessionUpdateOf, SessionUpdateParams, StopReason } from './acp/types';
 export type * as AcpV1 from './acp/schema/v1';
 export type * as AcpV2 from './acp/schema/v2';
 export { AcpClient } from './acp/client';

@@ -290,17 +290,27 @@ export class AcpAgent {
     return isThenable(returned) ? Promise.resolve(returned).then(done, failed) : done();
   }
 
-  /** v1: the `session/prompt` request is the turn; its answer is the turn's end. */
-  #runV1Turn(session: AgentSession, request: AgentPromptRequest, responder: Responder): Promise<unknown> {
+  /**
+   * v1: the `session/prompt` request is the turn; its answer is the turn's end, sent as soon as the
+   * turn ends (before the session's next turn starts).
+   */
+  #runV1Turn(session: AgentSession, request: AgentPromptRequest, responder: Responder): Promise<undefined> {
     const turn = new AgentTurn(this.#connection, session.id, request.prompt, request.params, 1, undefined);
     const onAbort = (): void => turn.cancel('request');
     const requestSignal = responder.signal;
     requestSignal.addEventListener('abort', onAbort);
-    return new Promise<TurnOutcome>((resolve) => session.enqueue({ turn, finish: resolve })).then((outcome) => {
-      requestSignal.removeEventListener('abort', onAbort);
-      if (turn.cancelCause === 'request') throw RpcError.requestCancelled();
-      if ('error' in outcome) throw RpcError.fromJSON(outcome.error);
-      return { stopReason: outcome.stopReason };
+    // The returned promise keeps the request pending without the drop watch; the answer goes out at
+    // the turn's end.
+    return new Promise<undefined>((resolve) => {
+      const finish = (outcome: TurnOutcome): void => {
+        requestSignal.removeEventListener('abort', onAbort);
+        resolve(undefined);
+        if (responder.hasResponded) return;
+        if (turn.cancelCause === 'request') responder.respondCancelled();
+        else if ('error' in outcome) responder.respondWithError(outcome.error);
+        else responder.respond({ stopReason: outcome.stopReason });
+      };
+      session.enqueue({ turn, finish });
     });
   }
 

@@ -26,6 +26,7 @@ import {
   type StartedComponent,
 } from './chain-component';
 import { isCancelNotification, sendProxiedMessageTo } from './forwarding';
+import { isProtocolVersion, recordNegotiatedVersion } from './negotiation';
 import { successorTarget, unwrapSuccessor, type MessageTarget } from './successor';
 
 /** Options of a {@link Conductor}. */
@@ -73,6 +74,9 @@ const PROXY_INITIALIZES = [PROXY_INITIALIZE_METHOD, LEGACY_PROXY_INITIALIZE_METH
  * - Cancellation goes hop by hop: a raw `$/cancel_request` is never forwarded; the connection that
  *   receives it marks the request cancelled and the forwarded request is cancelled once on the next
  *   hop with that hop's id. A cancel for a finished request goes nowhere.
+ * - The protocol version each hop's `initialize` answer negotiates is kept on that hop's
+ *   connection (`negotiatedVersion(component.connection)`, and the client's for the first hop)
+ *   and logged at `debug` level: `agent debug negotiated ACP v1`. Proxies stay version-agnostic.
  * - When the client goes away or any component ends, the chain shuts down: every pending request
  *   is answered with an error (`-32603` with data `{"reason":"incoming_transport_closed","method"}`)
  *   where an answer can still be delivered, every connection is closed, every child is reaped
@@ -150,7 +154,7 @@ export class Conductor {
 
   #routeClient(): void {
     const client = this.#client;
-    const first = componentTarget(this.#components[0]!);
+    const first = componentTarget(this.#components[0]!, client);
     for (const method of [...PROXY_INITIALIZES, ...ENVELOPES]) {
       client.onRequest(method, () => {
         throw RpcError.invalidRequest(`\`${method}\` is not accepted from a client`);
@@ -212,16 +216,39 @@ export class Conductor {
   }
 }
 
-/** Sends to one component plain; `initialize` becomes `proxy/initialize` for a proxy. */
-function componentTarget(component: ChainComponent): MessageTarget {
+/**
+ * Sends to one component plain; `initialize` becomes `proxy/initialize` for a proxy. The version its
+ * `initialize` answer negotiates is recorded on the component's connection (and on `upstream`, the
+ * client's, for the first component) and logged at `debug` (shown by `--trace`).
+ */
+function componentTarget(component: ChainComponent, upstream?: Connection): MessageTarget {
   const initialize = component.role === 'proxy' ? PROXY_INITIALIZE_METHOD : INITIALIZE_METHOD;
   const rename = (method: string): string =>
     method === INITIALIZE_METHOD || PROXY_INITIALIZES.includes(method) ? initialize : method;
   const { connection } = component;
   return {
-    sendRequest: (method, params) => connection.sendRequest(rename(method), params),
+    sendRequest: (method, params) => {
+      const sent = connection.sendRequest(rename(method), params);
+      if (rename(method) === initialize) watchNegotiation(sent, [connection, ...(upstream ? [upstream] : [])]);
+      return sent;
+    },
     sendNotification: (method, params) => connection.sendNotification(rename(method), params),
   };
+}
+
+/** Records (and logs) the protocol version an `initialize` answer negotiates on each hop given. */
+function watchNegotiation(sent: PromiseLike<unknown>, hops: readonly Connection[]): void {
+  sent.then(
+    (result) => {
+      const version = (result as { protocolVersion?: unknown } | null)?.protocolVersion;
+      if (!isProtocolVersion(version)) return;
+      for (const hop of hops) {
+        recordNegotiatedVersion(hop, version);
+        hop.logger.log('debug', `negotiated ACP v${version}`);
+      }
+    },
+    () => undefined,
+  );
 }
 
 /** A proxy's `proxy/successor` request: unwrapped and sent to the next component. */

@@ -24,3 +24,22 @@ export type SessionUpdateParams = V1.SessionNotification | V2.UpdateSessionNotif
  * `state_update` (which adds `error` and allows others).
  */
 export type StopReason = V1.StopReason | 'error' | (string & {});
+
+/** The update variants of either version whose `sessionUpdate` is `K`. */
+export type SessionUpdateOf<K extends string> = Extract<SessionUpdate, { sessionUpdate: K }>;
+
+/**
+ * Whether `update` is of kind `kind`, narrowing it to that variant's type.
+ *
+ * @remarks The schemas also allow variants they do not know (any other `sessionUpdate` string),
+ * which keeps a plain `update.sessionUpdate === 'agent_message_chunk'` check from narrowing.
+ * @example
+ * ```ts
+ * for await (const update of turn) {
+ *   if (isSessionUpdateKind(update, 'agent_message_chunk') && update.content.type === 'text') process.stdout.write(update.content.text);
+ * }
+ * ```
+ */
+export function isSessionUpdateKind<K extends string>(update: SessionUpdate, kind: K): update is SessionUpdateOf<K> {
+  return update.sessionUpdate === kind;
+}

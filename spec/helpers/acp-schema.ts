@@ -12,6 +12,7 @@ const schemaId = (version: SchemaVersion): string => `acp-v${version}`;
 
 /** The schema's own annotations: no validation meaning, but ajv's strict mode must know them. */
 const ANNOTATIONS = [
+  'discriminator',
   'x-method',
   'x-side',
   'x-docs-ignore',
