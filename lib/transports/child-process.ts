@@ -4,7 +4,8 @@
  * @packageDocumentation
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { Connection, closeConnection, type ConnectionOptions } from '../connection';
+import { Connection, type ConnectionOptions } from '../connection';
+import { closeConnection } from '../connection-hooks';
 
 /** Options of {@link spawnConnection}. */
 export interface SpawnConnectionOptions extends ConnectionOptions {
