@@ -6,7 +6,7 @@
  */
 import type { Connection } from '../connection';
 import { RpcError } from '../errors';
-import type { Logger } from '../logger';
+import { briefly, logLazily, type Logger } from '../logger';
 import type { NotificationMessage } from '../message';
 import {
   INITIALIZE_METHOD,
@@ -252,7 +252,7 @@ export class Conductor {
   /** Logs a notification that goes nowhere (a cancel was already honoured by the connection). */
   #ignore(connection: Connection, message: NotificationMessage): void {
     if (isCancelNotification(message.method, message.params)) return;
-    connection.logger.log('warn', `ignored a \`${message.method}\` notification that has nowhere to go: ${JSON.stringify(message.params)}`);
+    logLazily(connection.logger, 'warn', () => `ignored a ${briefly(message.method)} notification that has nowhere to go: ${briefly(message.params)}`);
   }
 
   #watchEnds(): void {
