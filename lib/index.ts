@@ -79,6 +79,29 @@ export { isCancelNotification, sendProxiedMessageTo } from './acp/forwarding';
 export { ProxyComponent } from './acp/proxy';
 export type { SuccessorRequestHandler } from './acp/proxy';
 export { Conductor } from './acp/conductor';
+export type { ConductorTraceOptions } from './trace/conductor-trace';
+export { AGENT_COMPONENT, CLIENT_COMPONENT, TRACE_EVENT_SCHEMA, proxyComponentName } from './trace/events';
+export type { NotificationTraceEvent, RequestTraceEvent, ResponseTraceEvent, TraceEvent, TraceProtocol } from './trace/events';
+export { TraceFileWriter, parseTraceText, readTraceFile } from './trace/file';
+export { TraceStore } from './trace/store';
+export type { TraceStoreOptions } from './trace/store';
+export { REDACTED, redactCredentials } from './trace/redact';
+export {
+  BAGGAGE_META_KEY,
+  TRACEPARENT_META_KEY,
+  TRACESTATE_META_KEY,
+  childTraceparent,
+  formatTraceparent,
+  newSpanId,
+  newTraceId,
+  parseTraceparent,
+  traceContextOf,
+  withChildSpan,
+  withTraceContext,
+} from './trace/context';
+export type { TraceContextMeta, TraceParent } from './trace/context';
+export { automaticAnswerOf } from './trace/otel';
+export type { AutomaticAnswer } from './trace/otel';
 export type { ConductorOptions, ConductorOutcome } from './acp/conductor';
 export type { ChainComponent, ComponentRole, ComponentSource } from './acp/chain-component';
 export { CommandLineError, splitCommandLine } from './acp/command-line';
