@@ -46,8 +46,9 @@ export class TraceFileWriter {
   /** Appends one event as one line. Does nothing once closed or after a failed write. */
   write(event: TraceEvent): void {
     if (this.#fd === undefined) return;
+    const line = serialize(event);
     try {
-      writeSync(this.#fd, `${JSON.stringify(event)}\n`);
+      writeSync(this.#fd, line);
     } catch (error) {
       this.#closeFd();
       process.emitWarning(`acp-wire: writing the trace file ${this.path} failed, tracing stopped: ${String(error)}`);
@@ -73,6 +74,19 @@ export class TraceFileWriter {
     } catch {
       // Already unusable; nothing more to release.
     }
+  }
+}
+
+/**
+ * One event as a line. A value JSON cannot write (nested too deeply) is replaced by a string
+ * saying so, so that the event — and its request/response pairing — stays in the trace.
+ */
+function serialize(event: TraceEvent): string {
+  try {
+    return `${JSON.stringify(event)}\n`;
+  } catch (error) {
+    const note = `[not traced: ${error instanceof Error ? error.message : String(error)}]`;
+    return `${JSON.stringify(event.type === 'response' ? { ...event, payload: note } : { ...event, params: note })}\n`;
   }
 }
 

@@ -38,11 +38,30 @@ const QUERY_KEY_SET = new Set(CREDENTIAL_QUERY_KEYS.map(normalizeKey));
  * - Not a general sanitizer: other custom fields, path or fragment secrets and secrets in prompt
  *   text are not detected.
  *
- * Does not modify `value`. Deeply nested input is walked without recursion.
+ * Does not modify `value` (a JSON value: plain objects, arrays and primitives). Deeply nested
+ * input is copied and walked without recursion.
  */
 export function redactCredentials<T>(value: T): T {
   if (typeof value !== 'object' || value === null) return value;
-  return redactInPlace(structuredClone(value));
+  return redactInPlace(copyJson(value));
+}
+
+/** A deep copy of a JSON value, made without recursion. */
+function copyJson<T>(value: T): T {
+  const copy = (node: object): Record<string, unknown> | unknown[] => (Array.isArray(node) ? [...node] : { ...node });
+  const root = copy(value as object);
+  const stack: (Record<string, unknown> | unknown[])[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop() as Record<string, unknown>;
+    for (const key of Object.keys(node)) {
+      const member = node[key];
+      if (typeof member !== 'object' || member === null) continue;
+      const child = copy(member);
+      node[key] = child;
+      stack.push(child);
+    }
+  }
+  return root as T;
 }
 
 /** Redacts `value` itself (a copy the caller owns, e.g. freshly parsed JSON). @internal */
