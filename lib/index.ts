@@ -84,6 +84,8 @@ export { AGENT_COMPONENT, CLIENT_COMPONENT, TRACE_EVENT_SCHEMA, proxyComponentNa
 export type { NotificationTraceEvent, RequestTraceEvent, ResponseTraceEvent, TraceEvent, TraceProtocol } from './trace/events';
 export { TraceFileWriter, parseTraceText, readTraceFile } from './trace/file';
 export { TraceStore } from './trace/store';
+export { serveTraceViewer } from './trace/server';
+export type { TraceViewer, TraceViewerOptions } from './trace/server';
 export type { TraceStoreOptions } from './trace/store';
 export { REDACTED, redactCredentials } from './trace/redact';
 export {
