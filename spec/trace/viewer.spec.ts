@@ -168,7 +168,7 @@ describe('trace viewer page', function () {
     expect(inSession).to.include('session/update');
     await page.selectOption('#session', '');
 
-    await page.click('g.msg.cancel >> nth=0');
+    await page.click('g.msg.cancel >> nth=0 >> .label');
     const detail = await page.textContent('#detail-body');
     expect(detail).to.contain('"method": "$/cancel_request"').and.contain('cancels').and.contain('"method": "_test/sleep"');
     expect(browser.requested.filter((url) => url.hostname !== '127.0.0.1').map(String)).to.deep.equal([]);
