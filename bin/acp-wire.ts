@@ -22,7 +22,8 @@ import {
   type TraceViewer,
 } from '../lib';
 
-const USAGE = `usage: acp-wire conduct [--trace] [--trace-file PATH] [--serve [--port N]] [--tcp PORT] [--] "<proxy command>"… "<agent command>"
+const USAGE = `usage: acp-wire conduct [--trace] [--tcp PORT] [--] "<proxy command>"… "<agent command>"
+       acp-wire conduct [--trace] [--trace-file PATH] [--serve [--port N]] [--] "<proxy command>"… "<agent command>"
        acp-wire trace view PATH [--port N]
 
 Runs an ACP proxy chain: the client speaks to the conductor on stdin/stdout; each command is
