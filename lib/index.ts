@@ -115,6 +115,31 @@ export { isCancelNotification, sendProxiedMessageTo } from './acp/forwarding';
 export { ProxyComponent } from './acp/proxy';
 export type { SuccessorRequestHandler } from './acp/proxy';
 export { COMPONENT_NOT_STARTED_REASON, Conductor } from './acp/conductor';
+export type { ConductorTraceOptions } from './trace/conductor-trace';
+export { AGENT_COMPONENT, CLIENT_COMPONENT, TRACE_EVENT_SCHEMA, proxyComponentName } from './trace/events';
+export type { NotificationTraceEvent, RequestTraceEvent, ResponseTraceEvent, TraceEvent, TraceProtocol } from './trace/events';
+export { TraceFileWriter, parseTraceText, readTraceFile } from './trace/file';
+export { TraceStore } from './trace/store';
+export { serveTraceViewer } from './trace/server';
+export type { TraceViewer, TraceViewerOptions } from './trace/server';
+export type { TraceStoreOptions } from './trace/store';
+export { REDACTED, redactCredentials } from './trace/redact';
+export {
+  BAGGAGE_META_KEY,
+  TRACEPARENT_META_KEY,
+  TRACESTATE_META_KEY,
+  childTraceparent,
+  formatTraceparent,
+  newSpanId,
+  newTraceId,
+  parseTraceparent,
+  traceContextOf,
+  withChildSpan,
+  withTraceContext,
+} from './trace/context';
+export type { TraceContextMeta, TraceParent } from './trace/context';
+export { automaticAnswerOf } from './trace/otel';
+export type { AutomaticAnswer } from './trace/otel';
 export type { ConductorOptions, ConductorOutcome } from './acp/conductor';
 export { DEFAULT_CHAIN_IDLE_TIMEOUT_MS, DEFAULT_MAX_CHAINS, listenConductor } from './acp/conductor-listener';
 export type { ConductorListener, ConductorListenerOptions } from './acp/conductor-listener';

@@ -16,6 +16,7 @@ import {
   PROXY_SUCCESSOR_METHOD,
 } from '../protocol';
 import type { Responder } from '../responder';
+import { startConductorTrace, type ConductorTrace, type ConductorTraceOptions } from '../trace/conductor-trace';
 import type { ChildExit } from '../transports/child-process';
 import {
   describeExit,
@@ -29,8 +30,14 @@ import { isCancelNotification, sendProxiedMessageTo } from './forwarding';
 import { isProtocolVersion, recordNegotiatedVersion } from './negotiation';
 import { successorTarget, unwrapSuccessor, type MessageTarget } from './successor';
 
-/** Options of a {@link Conductor}. */
-export interface ConductorOptions {
+/**
+ * Options of a {@link Conductor}.
+ *
+ * @remarks `traceFile` and `onTraceEvent` trace the messages on the conductor's connections to
+ * the components it spawns (a component given as `{ connection }` is not traced); see
+ * docs/tracing.md.
+ */
+export interface ConductorOptions extends ConductorTraceOptions {
   /** The connection to the client (e.g. `connectStdio()` or a TCP connection). */
   client: Connection;
   /** The proxies in order, then the agent (last). At least one (the agent). */
@@ -119,6 +126,7 @@ export class Conductor {
   readonly #closed: Promise<ConductorOutcome>;
   /** The component that could not be started, when one could not. */
   readonly #notStarted: StartedComponent | undefined;
+  readonly #trace: ConductorTrace | undefined;
   #end!: (outcome: Omit<ConductorOutcome, 'message' | 'exit'>) => void;
 
   /**
@@ -127,6 +135,7 @@ export class Conductor {
    * @throws TypeError if `components` is empty or a component is invalid
    * @throws RangeError if `notStartedLingerMs` is not a non-negative number
    * @throws CommandLineError if a command line cannot be split (nothing is started)
+   * @throws the file system's error if `traceFile` cannot be opened (nothing is started)
    */
   constructor(options: ConductorOptions) {
     const { client, components } = options;
@@ -138,12 +147,14 @@ export class Conductor {
     }
     components.forEach(resolveSource);
     this.#client = client;
+    const trace = (this.#trace = startConductorTrace(options));
     const last = components.length - 1;
+    const role = (index: number): ChainComponent['role'] => (index === last ? 'agent' : 'proxy');
     this.#components = components.map((source, index) =>
       startComponent(source, describe(source), {
         index,
-        role: index === last ? 'agent' : 'proxy',
-        logger: options.logger,
+        role: role(index),
+        logger: trace ? trace.loggerFor(index, role(index), options.logger) : options.logger,
         stderr: options.stderr ?? 'inherit',
         killTimeoutMs: options.killTimeoutMs,
       }),
@@ -273,6 +284,7 @@ export class Conductor {
     const clientClosed = this.#client.close();
     const settled = await Promise.all(exits);
     await clientClosed;
+    this.#trace?.close();
     const { component } = outcome;
     if (!component) {
       return { ...outcome, message: outcome.reason === 'client closed' ? 'the client went away' : 'the chain was closed' };

@@ -7,6 +7,9 @@ import { ConnectionClosedError } from '../errors';
 import type { NotificationMessage } from '../message';
 import { cancelTargetOf } from '../protocol';
 import { Responder } from '../responder';
+import type { SentRequest } from '../sent-request';
+import { withChildSpan } from '../trace/context';
+import { startRequestSpan } from '../trace/otel';
 import type { MessageTarget } from './successor';
 
 /**
@@ -20,6 +23,11 @@ import type { MessageTarget } from './successor';
  *   with data `{"reason":"incoming_transport_closed","method"}`.
  * - A notification (`origin` is the received message) is sent on unchanged. A notification to a
  *   peer whose connection is closed is dropped: there is nobody to deliver it to.
+ * - W3C trace context in `params._meta` goes on as a child span: a valid `traceparent` is sent
+ *   with the same trace id and flags and a new parent id (the id of this hop's span);
+ *   `tracestate` and `baggage` go on unchanged. When `@opentelemetry/api` is installed and a
+ *   tracer provider records, a forwarded request gets a span (its id is the new parent id, and an
+ *   object `params` gets a `traceparent` even if it had none). Other params are sent unchanged.
  * - A raw `$/cancel_request` — plain, or wrapped in any number of `proxy/successor` envelopes — is
  *   dropped, never tunnelled: its `requestId` means nothing on the next connection. The receiving
  *   connection has already marked the named request cancelled, and a request forwarded by this
@@ -42,12 +50,21 @@ export function sendProxiedMessageTo(
   method: string = origin.method,
 ): void {
   if (origin instanceof Responder) {
-    peer.sendRequest(method, params).forwardResponseTo(origin);
+    const span = startRequestSpan(method, params, origin);
+    let sent: SentRequest<unknown>;
+    try {
+      sent = peer.sendRequest(method, span ? span.params : withChildSpan(params));
+      sent.forwardResponseTo(origin);
+    } catch (error) {
+      span?.fail(error);
+      throw error;
+    }
+    span?.watch(sent, origin);
     return;
   }
   if (isCancelNotification(method, params)) return;
   try {
-    peer.sendNotification(method, params);
+    peer.sendNotification(method, withChildSpan(params));
   } catch (error) {
     if (!(error instanceof ConnectionClosedError)) throw error;
   }
