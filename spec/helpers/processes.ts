@@ -1,0 +1,168 @@
+/**
+ * Processes in specs: the repository root, the compiled peers (built once when stale), and spawned
+ * node scripts or TypeScript fixtures spoken to with raw NDJSON lines. Everything a spec spawns is
+ * stopped by {@link stopAll} if the spec did not stop it.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, join, relative, resolve } from 'node:path';
+import { LineReader, requestLine, writeLines } from './lines';
+
+/** The repository root (processes run from here, so ts-node finds tsconfig.json). */
+export const ROOT = resolve(__dirname, '..', '..');
+
+/** The compiled conformance agent (examples/conformance-agent.ts). */
+export const CONFORMANCE_AGENT = join(ROOT, 'dist', 'examples', 'conformance-agent.js');
+/** The compiled passthrough proxy (examples/passthrough-proxy.ts). */
+export const PASSTHROUGH_PROXY = join(ROOT, 'dist', 'examples', 'passthrough-proxy.js');
+/** The compiled command line (bin/acp-wire.ts). */
+export const CLI = join(ROOT, 'dist', 'bin', 'acp-wire.js');
+
+const BUILT = [CONFORMANCE_AGENT, PASSTHROUGH_PROXY, CLI];
+let isBuilt = false;
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
+    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Builds the project (`npx tsc -p .`) when a compiled peer is missing or older than a source in
+ * lib/, examples/ or bin/; at most once per test run. Call it in a `before` hook (with a long
+ * timeout) of every spec that runs a file of dist/.
+ *
+ * @remarks A type error elsewhere does not stop tsc from emitting (`npm run typecheck` reports
+ * those): the check afterwards is only that every compiled peer is fresh.
+ */
+export function ensureBuilt(): void {
+  if (isBuilt) return;
+  const sources = Math.max(...['lib', 'examples', 'bin'].map((dir) => newestSource(join(ROOT, dir))));
+  const isFresh = (): boolean => BUILT.every((file) => existsSync(file) && statSync(file).mtimeMs >= sources);
+  if (!isFresh()) {
+    const result = spawnSync('npx', ['tsc', '-p', '.'], { cwd: ROOT, encoding: 'utf8' });
+    if (!isFresh()) throw new Error(`the build did not produce fresh ${BUILT.map((file) => relative(ROOT, file)).join(', ')}:\n${result.stdout}${result.stderr}`);
+  }
+  isBuilt = true;
+}
+
+/** The node arguments that run `spec/fixtures/<fixture>.ts` (transpile only) with `args`. */
+export function fixtureArgs(fixture: string, args: readonly string[] = []): string[] {
+  return ['-r', 'ts-node/register/transpile-only', join(ROOT, 'spec', 'fixtures', `${fixture}.ts`), ...args];
+}
+
+/** The environment for spawned processes: this process's, minus `ACP_WIRE_LOG`, plus `env`. */
+export function fixtureEnv(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const base = { ...process.env };
+  delete base.ACP_WIRE_LOG;
+  return { ...base, ...env };
+}
+
+/** How a process ended. */
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** Options of {@link spawnScript} and {@link spawnFixture}. */
+export interface SpawnOptions {
+  /** Added to the environment (see {@link fixtureEnv}). */
+  env?: NodeJS.ProcessEnv;
+  /** Node options before the script, e.g. `['--expose-gc']`. */
+  nodeArgs?: readonly string[];
+}
+
+/** A spawned node process with piped stdio, spoken to with raw NDJSON lines. */
+export interface SpawnedProcess {
+  readonly child: ChildProcess;
+  /** Its stdout lines. */
+  readonly stdout: LineReader;
+  /** Its stderr lines (and `stderr.text`, all of it). */
+  readonly stderr: LineReader;
+  /** Resolves once it has exited. */
+  readonly exited: Promise<Exit>;
+  /** Writes each item as one line to its stdin (a string as it is, anything else as JSON). */
+  send(...items: unknown[]): void;
+  /** Sends a request and resolves with the exact line of its response (taken from stdout). */
+  request(id: number | string, method: string, params?: unknown): Promise<string>;
+  /** Ends its stdin and resolves once it has exited; SIGKILLs it after `graceMs`, so a hang fails loudly. */
+  stop(graceMs?: number): Promise<Exit>;
+}
+
+const running = new Set<SpawnedProcess>();
+
+/** Spawns `node [nodeArgs] script ...args` from the repository root. Stop it with `stop()` or {@link stopAll}. */
+export function spawnScript(script: string, args: readonly string[] = [], options: SpawnOptions = {}): SpawnedProcess {
+  return spawnNode([...(options.nodeArgs ?? []), script, ...args], basename(script), options.env);
+}
+
+/** Spawns `spec/fixtures/<fixture>.ts` under ts-node (transpile only). Stop it with `stop()` or {@link stopAll}. */
+export function spawnFixture(fixture: string, args: readonly string[] = [], options: SpawnOptions = {}): SpawnedProcess {
+  return spawnNode([...(options.nodeArgs ?? []), ...fixtureArgs(fixture, args)], fixture, options.env);
+}
+
+function spawnNode(argv: readonly string[], name: string, env?: NodeJS.ProcessEnv): SpawnedProcess {
+  const child = spawn(process.execPath, argv, { cwd: ROOT, env: fixtureEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin!.on('error', () => {}); // EPIPE once the child has exited
+  const stdout = new LineReader(child.stdout!, { label: `${name} stdout` });
+  const exited = new Promise<Exit>((done) => child.once('exit', (code, signal) => done({ code, signal })));
+  const spawned: SpawnedProcess = {
+    child,
+    stdout,
+    stderr: new LineReader(child.stderr!, { label: `${name} stderr` }),
+    exited,
+    send: (...items) => writeLines(child.stdin!, ...items),
+    request: (id, method, params) => requestLine(child.stdin!, stdout, id, method, params),
+    stop: (graceMs = 5000) => stopProcess(spawned, graceMs),
+  };
+  running.add(spawned);
+  void exited.then(() => running.delete(spawned));
+  return spawned;
+}
+
+async function stopProcess({ child, exited }: SpawnedProcess, graceMs: number): Promise<Exit> {
+  if (child.exitCode !== null || child.signalCode !== null) return exited;
+  child.stdin!.end();
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  try {
+    return await exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Stops every process spawned here that is still running (for `after`/`afterEach` hooks). */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...running].map((spawned) => spawned.stop(2000)));
+}
+
+/** Resolves once `child` has exited and its stdio streams have closed, with its exit code and signal. */
+export function childClosed(child: ChildProcess): Promise<Exit> {
+  const isStdioClosed = child.stdio.every((stream) => stream === null || (stream as { closed?: boolean }).closed === true);
+  if ((child.exitCode !== null || child.signalCode !== null) && isStdioClosed) {
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  }
+  return new Promise((done) => child.once('close', (code, signal) => done({ code, signal })));
+}
+
+/** The pids of the live children of process `pid`, with their command lines (Linux `/proc`). */
+export function childProcesses(pid: number): { pid: number; command: string }[] {
+  const children: { pid: number; command: string }[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // Fields after the command (which is in parentheses and may hold spaces): state, ppid, …
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(ppid) !== pid || state === 'Z') continue;
+      children.push({ pid: Number(entry), command: readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').trim() });
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return children;
+}
