@@ -12,7 +12,7 @@ import {
   RpcError,
   SerializationError,
 } from '../lib';
-import { deeplyNestedArray } from './helpers/raw-peer';
+import { deeplyNestedArray } from './helpers/fuzz';
 
 describe('ErrorCode', () => {
   it('holds the JSON-RPC and ACP codes', () => {

@@ -221,11 +221,11 @@ export class LineReader {
   #push(text: string): void {
     const parts = (this.#rest + text).split('\n');
     this.#rest = parts.pop()!;
-    for (const line of parts) {
-      this.lines.push(line);
-      for (const listener of this.#listeners) listener(line);
-      for (const waiter of [...this.#waiters]) waiter.check();
-    }
+    if (parts.length === 0) return;
+    // Every line of the chunk is in before any wait settles: a count-based wait sees them all.
+    for (const line of parts) this.lines.push(line);
+    for (const line of parts) for (const listener of this.#listeners) listener(line);
+    for (const waiter of [...this.#waiters]) waiter.check();
   }
 
   #end(): void {
