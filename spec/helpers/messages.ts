@@ -12,6 +12,9 @@ export type WireMessage = JsonObject & { id?: JsonValue; method?: string; params
 /** Says whether a line is the one looked for, from its parsed message and its exact text. */
 export type MessageMatch = (message: WireMessage, line: string) => boolean;
 
+/** Says whether a parsed message is the one looked for (usable wherever a {@link MessageMatch} is). */
+export type MessagePredicate = (message: WireMessage) => boolean;
+
 /** The exact cancelled error object on the wire. */
 export const CANCELLED_ERROR = '{"code":-32800,"message":"Request cancelled"}';
 
@@ -26,7 +29,7 @@ export function parseMessage(line: string): WireMessage {
 }
 
 /** Gives `match` a name that a failed wait can show. */
-export function described(description: string, match: MessageMatch): MessageMatch {
+export function described<T extends MessageMatch>(description: string, match: T): T {
   return Object.defineProperty(match, 'name', { value: description });
 }
 
@@ -41,19 +44,19 @@ export function isResponse(m: WireMessage): boolean {
 }
 
 /** A response whose id is `id` (compared as JSON values). */
-export function isResponseTo(id: unknown): MessageMatch {
-  return described(`a response to ${JSON.stringify(id)}`, (m) => isResponse(m) && sameId(m.id, id));
+export function isResponseTo(id: unknown): MessagePredicate {
+  return described(`a response to ${JSON.stringify(id)}`, (m: WireMessage) => isResponse(m) && sameId(m.id, id));
 }
 
 /** A request or notification with this method. */
-export function hasMethod(method: string): MessageMatch {
-  return described(`a message with method ${method}`, (m) => m.method === method);
+export function hasMethod(method: string): MessagePredicate {
+  return described(`a message with method ${method}`, (m: WireMessage) => m.method === method);
 }
 
 /** A `$/cancel_request` notification naming `requestId`, or naming any id when it is omitted. */
-export function isCancelFor(requestId?: unknown): MessageMatch {
+export function isCancelFor(requestId?: unknown): MessagePredicate {
   const what = requestId === undefined ? 'a $/cancel_request' : `a $/cancel_request for ${JSON.stringify(requestId)}`;
-  return described(what, (m) => {
+  return described(what, (m: WireMessage) => {
     if (m.method !== '$/cancel_request' || 'id' in m) return false;
     return requestId === undefined || sameId((m.params as JsonObject | undefined)?.requestId, requestId);
   });
