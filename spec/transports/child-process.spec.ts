@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { ConnectionClosedError, spawnConnection, type CloseReason } from '../../lib';
 import { nextEvent } from '../helpers/events';
-import { TextCollector, fixtureArgs, fixtureEnv } from '../helpers/wire';
+import { LineReader } from '../helpers/lines';
+import { fixtureArgs, fixtureEnv } from '../helpers/processes';
 
 const ECHO_PEER = fixtureArgs('echo-peer');
 
@@ -15,11 +16,11 @@ describe('spawnConnection()', () => {
 
   it("captures the child's stderr with stderr: 'pipe', apart from the protocol", async () => {
     const { connection, child, close } = spawnConnection(process.execPath, ECHO_PEER, { env: fixtureEnv(), stderr: 'pipe' });
-    const stderr = new TextCollector(child.stderr!);
+    const stderr = new LineReader(child.stderr!, { label: 'echo-peer stderr' });
     const errors: string[] = [];
     connection.on('error', (error) => errors.push(error.message));
     expect(await connection.sendRequest('log', { text: 'a line for stderr' })).to.equal(true);
-    await stderr.waitFor(/a line for stderr\n/);
+    await stderr.find((_, line) => line === 'a line for stderr');
     expect(await close()).to.deep.equal({ code: 0, signal: null });
     expect(stderr.text).to.equal('a line for stderr\n');
     expect(errors, 'nothing from stderr reached the protocol stream').to.deep.equal([]);
