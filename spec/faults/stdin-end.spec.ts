@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
-import { childClosed, collectLines, spawnRawFaultPeer, type LineCollector } from '../helpers/faults';
+import type { LineReader } from '../helpers/lines';
+import { childClosed, spawnFixture } from '../helpers/processes';
 
 const line = (id: number, method: string, params?: unknown): string =>
   `${JSON.stringify(params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params })}\n`;
@@ -8,14 +9,12 @@ const line = (id: number, method: string, params?: unknown): string =>
 describe('An agent on stdio whose stdin ends while handlers still run (issue 7)', function () {
   this.timeout(30_000);
   let agent: ChildProcess;
-  let stdout: LineCollector;
-  let stderr: LineCollector;
+  let stdout: LineReader;
+  let stderr: LineReader;
   let exit: { code: number | null; signal: NodeJS.Signals | null };
 
   before(async () => {
-    agent = spawnRawFaultPeer('agent');
-    stdout = collectLines(agent.stdout!);
-    stderr = collectLines(agent.stderr!);
+    ({ child: agent, stdout, stderr } = spawnFixture('fault-peer', ['agent'], { nodeArgs: ['--expose-gc'] }));
     // All in one write, then the end of stdin: every handler starts before the connection closes.
     agent.stdin!.end(
       line(1, 'echo', [1]) +
