@@ -155,10 +155,6 @@ describe('local errors', () => {
       it('is an AcpWireError and an Error, not an RpcError', () => {
         expect(error).to.be.instanceOf(AcpWireError).and.instanceOf(Error).and.not.instanceOf(RpcError);
       });
-
-      it('keeps the cause it was given', () => {
-        expect(error.cause).to.equal(cause);
-      });
     });
   }
 
