@@ -1,7 +1,7 @@
 /**
  * The conductor through real processes: `node dist/bin/acp-wire.js conduct …` driven with raw
- * NDJSON, and the Conductor class with spawned components. Needs the build (`npm test` builds
- * first; a spec run alone builds when the compiled peers are missing or stale).
+ * NDJSON, and the Conductor class with spawned components. Needs the build (the `before` hooks
+ * build it when the compiled peers are missing or stale).
  */
 import { expect } from 'chai';
 import { CommandLineError, Conductor, RpcError, connectTcp, type Responder } from '../../lib';

@@ -1,7 +1,7 @@
 /**
  * The conformance agent's ACP messages: every one validates against the ACP v2 JSON schema, and
  * the official SDK's v2 client (`@agentclientprotocol/sdk/experimental/v2`) accepts them.
- * Needs dist/: `npm test` builds first; run alone, the `before` hook builds when dist is stale.
+ * Needs dist/: the `before` hook builds it when it is missing or stale (ensureBuilt).
  */
 import * as acp from '@agentclientprotocol/sdk/experimental/v2';
 import { expect } from 'chai';

@@ -1,6 +1,6 @@
 /**
  * The conformance agent over child-process stdio, method by method, with exact NDJSON lines.
- * Needs dist/: `npm test` builds first; run alone, the `before` hook builds when dist is stale.
+ * Needs dist/: the `before` hook builds it when it is missing or stale (ensureBuilt).
  */
 import { expect } from 'chai';
 import { CLIENT_INIT, IdNamer, INIT_RESULT, initializedAgent, spawnAgent } from '../helpers/conformance-agent';

@@ -1,7 +1,7 @@
 /**
  * The conformance agent in TCP mode (`--tcp 0`): the `listening PORT` line, one agent state per
  * socket, a subset of the methods with exact lines, and a clean exit when its stdin ends.
- * Needs dist/: `npm test` builds first; run alone, the `before` hook builds when dist is stale.
+ * Needs dist/: the `before` hook builds it when it is missing or stale (ensureBuilt).
  */
 import { expect } from 'chai';
 import { once } from 'node:events';

@@ -1,6 +1,6 @@
 /**
  * The runnable examples end by themselves, exit 0 and print what they promise.
- * Needs dist/: `npm test` builds first; run alone, the `before` hook builds when dist is stale.
+ * Needs dist/: the `before` hook builds it when it is missing or stale (ensureBuilt).
  */
 import { expect } from 'chai';
 import { join } from 'node:path';
