@@ -6,7 +6,7 @@ import { nextEvent, UnhandledRejections } from '../helpers/events';
 import { spawnFaultPeer } from '../helpers/faults';
 import { LineReader } from '../helpers/lines';
 import { HeldWritable, RawPeer } from '../helpers/peers';
-import { childClosed } from '../helpers/processes';
+import { childClosed, ensureBuilt } from '../helpers/processes';
 
 const request = (id: number | string, method: string, params?: unknown): string =>
   `${JSON.stringify(params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params })}\n`;
@@ -25,6 +25,10 @@ function halfClosePeer(): { peer: RawPeer; held: AbortSignal[] } {
 }
 
 describe('Connection whose peer half-closes (ends its write side) (issue 7)', () => {
+  before(function () {
+    this.timeout(180_000);
+    ensureBuilt();
+  });
   const rejections = new UnhandledRejections();
   before(() => rejections.install());
   after(() => rejections.uninstall());

@@ -50,8 +50,14 @@ export function ensureBuilt(): void {
   isBuilt = true;
 }
 
-/** The node arguments that run `spec/fixtures/<fixture>.ts` (transpile only) with `args`. */
+/**
+ * The node arguments that run `spec/fixtures/<fixture>.ts` (transpile only) with `args`.
+ *
+ * @throws Error unless {@link ensureBuilt} ran in this process: the fixtures run the compiled
+ * library (see spec/fixtures/compiled-library.ts), which must not be missing or stale.
+ */
 export function fixtureArgs(fixture: string, args: readonly string[] = []): string[] {
+  if (!isBuilt) throw new Error(`spec/fixtures/${fixture}.ts runs the compiled library: call ensureBuilt() in a before hook first`);
   return ['-r', 'ts-node/register/transpile-only', join(ROOT, 'spec', 'fixtures', `${fixture}.ts`), ...args];
 }
 

@@ -2,11 +2,18 @@ import { expect } from 'chai';
 import { ConnectionClosedError, spawnConnection, type CloseReason } from '../../lib';
 import { nextEvent } from '../helpers/events';
 import { LineReader } from '../helpers/lines';
-import { fixtureArgs, fixtureEnv } from '../helpers/processes';
+import { ensureBuilt, fixtureArgs, fixtureEnv } from '../helpers/processes';
 
-const ECHO_PEER = fixtureArgs('echo-peer');
+/** The node arguments that run echo-peer (set once the build is fresh). */
+let ECHO_PEER: string[];
 
 describe('spawnConnection()', () => {
+  before(function () {
+    this.timeout(180_000);
+    ensureBuilt();
+    ECHO_PEER = fixtureArgs('echo-peer');
+  });
+
   it("connects to the child's stdin/stdout, and close() ends its stdin and resolves with its exit", async () => {
     const { connection, close } = spawnConnection(process.execPath, ECHO_PEER, { env: fixtureEnv() });
     expect(await connection.sendRequest('echo', ['over stdio'])).to.deep.equal(['over stdio']);

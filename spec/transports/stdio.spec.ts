@@ -1,8 +1,12 @@
 /** connectStdio(), observed from outside: echo-peer in stdio mode is built on it. */
 import { expect } from 'chai';
-import { spawnFixture, stopAll } from '../helpers/processes';
+import { ensureBuilt, spawnFixture, stopAll } from '../helpers/processes';
 
 describe('connectStdio()', () => {
+  before(function () {
+    this.timeout(180_000);
+    ensureBuilt();
+  });
   after(stopAll);
 
   it('stops reading stdin once the connection closes, so the process exits while its stdin is still open', async () => {

@@ -4,10 +4,14 @@
  */
 import { expect } from 'chai';
 import { ConnectionClosedError, spawnConnection } from '../../lib';
-import { fixtureArgs, fixtureEnv, type SpawnedProcess, spawnFixture, stopAll } from '../helpers/processes';
+import { ensureBuilt, fixtureArgs, fixtureEnv, type SpawnedProcess, spawnFixture, stopAll } from '../helpers/processes';
 import { itAnswersAsWireMdSays } from '../helpers/wire';
 
 describe('wire over child-process stdio (echo-peer)', () => {
+  before(function () {
+    this.timeout(180_000);
+    ensureBuilt();
+  });
   after(stopAll);
 
   describe('answers', () => {

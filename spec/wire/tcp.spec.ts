@@ -4,11 +4,15 @@
  */
 import { expect } from 'chai';
 import { ConnectionClosedError, connectTcp, listenTcp, type CloseReason } from '../../lib';
-import { type SpawnedProcess, spawnFixture, stopAll } from '../helpers/processes';
+import { ensureBuilt, type SpawnedProcess, spawnFixture, stopAll } from '../helpers/processes';
 import { connectRaw, type RawSocket } from '../helpers/sockets';
 import { itAnswersAsWireMdSays, spawnTcpEchoPeer } from '../helpers/wire';
 
 describe('wire over TCP (echo-peer --tcp 0)', () => {
+  before(function () {
+    this.timeout(180_000);
+    ensureBuilt();
+  });
   after(stopAll);
 
   describe('answers', () => {
