@@ -8,6 +8,7 @@ import { serveOverTcp, startWireAgent, type WireEndpoint } from '../helpers/canc
 import { collectGarbage } from '../helpers/events';
 import { isCancelFor, isResponse, sameId } from '../helpers/messages';
 import { tappedPair, type TappedPair } from '../helpers/peers';
+import { useBuild } from '../helpers/processes';
 
 /** Sends a request, keeps nothing of it but the detach, so it can be collected. */
 function sendDetached(client: Connection, method: string): void {
@@ -21,6 +22,7 @@ function sendAndDrop(client: Connection, method: string): void {
 
 describe('Request cancellation: Interoperability', () => {
   describe('over the wire', () => {
+    useBuild();
     let endpoint: WireEndpoint | undefined;
     afterEach(async () => {
       await endpoint?.close();

@@ -8,6 +8,7 @@ import { deferred } from '../helpers/async';
 import { captureLogger, serveOverTcp, startWireAgent, type WireEndpoint } from '../helpers/cancellation';
 import { CANCELLED_ERROR, isResponse, sameId, type WireMessage } from '../helpers/messages';
 import { RawPeer } from '../helpers/peers';
+import { useBuild } from '../helpers/processes';
 
 type WireAgent = Awaited<ReturnType<typeof startWireAgent>>;
 
@@ -29,6 +30,7 @@ function responsesTo(endpoint: WireEndpoint, id: string): WireMessage[] {
 
 describe('Request cancellation: Semantics', () => {
   describe('over child-process stdio (the wire agent)', () => {
+    useBuild();
     let agent: WireAgent;
     before(async () => {
       agent = await startWireAgent();

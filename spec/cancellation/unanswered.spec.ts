@@ -11,6 +11,7 @@ import { startWireAgent } from '../helpers/cancellation';
 import { collectGarbage } from '../helpers/events';
 import { CANCELLED_ERROR, isResponse, sameId, type WireMessage } from '../helpers/messages';
 import { RawPeer } from '../helpers/peers';
+import { useBuild } from '../helpers/processes';
 
 const dropped = (method: string): string =>
   `{"code":-32603,"message":"Internal error","data":"request handler dropped its responder for \`${method}\`"}`;
@@ -36,6 +37,7 @@ function registerDrop(peer: RawPeer): void {
 
 describe('Request cancellation: Unanswered Requests', () => {
   describe('over child-process stdio (the wire agent)', () => {
+    useBuild();
     let agent: Awaited<ReturnType<typeof startWireAgent>> | undefined;
     afterEach(async () => {
       if (agent) expect(await agent.close()).to.equal(0);

@@ -5,7 +5,7 @@ import type { ChildConnection } from '../../lib';
 import { track } from '../helpers/async';
 import { spawnFaultPeer } from '../helpers/faults';
 import { LineReader } from '../helpers/lines';
-import { childClosed, ensureBuilt } from '../helpers/processes';
+import { childClosed, useBuild } from '../helpers/processes';
 
 /** The most a connection holds before it stops reading (lib/backlog.ts). */
 const BACKLOG_LIMIT = 16 * 1024 * 1024;
@@ -94,10 +94,7 @@ function whenFull(output: Writable): Promise<void> {
 
 describe('Connection whose peer stops reading (backpressure) (issue 7)', function () {
   this.timeout(60_000);
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
 
   describe('a peer that sends 2,000 requests with 16–32 KiB answers, then reads only later', () => {
     const COUNT = 2000;

@@ -3,7 +3,7 @@ import { RpcError, spawnConnection, type ChildConnection, type ChildExit } from 
 import { type Outcome, track } from '../helpers/async';
 import { UnhandledRejections } from '../helpers/events';
 import { LineReader } from '../helpers/lines';
-import { childProcesses, CLI, CONFORMANCE_AGENT, ensureBuilt, PASSTHROUGH_PROXY } from '../helpers/processes';
+import { childProcesses, CLI, CONFORMANCE_AGENT, PASSTHROUGH_PROXY, useBuild } from '../helpers/processes';
 
 type Victim = 'proxy1' | 'proxy2' | 'agent';
 
@@ -69,10 +69,8 @@ async function killInChain(victim: Victim): Promise<ChainDeath> {
 describe('Conductor chain whose proxy or agent is killed mid-request (issue 7)', function () {
   this.timeout(60_000);
   const rejections = new UnhandledRejections();
-  before(() => {
-    ensureBuilt();
-    rejections.install();
-  });
+  useBuild();
+  before(() => rejections.install());
   after(() => rejections.uninstall());
 
   for (const victim of ['agent', 'proxy1', 'proxy2'] as const) {

@@ -6,7 +6,7 @@ import { nextEvent, UnhandledRejections } from '../helpers/events';
 import { spawnFaultPeer } from '../helpers/faults';
 import { LineReader } from '../helpers/lines';
 import { HeldWritable, RawPeer } from '../helpers/peers';
-import { childClosed, ensureBuilt } from '../helpers/processes';
+import { childClosed, useBuild } from '../helpers/processes';
 
 const request = (id: number | string, method: string, params?: unknown): string =>
   `${JSON.stringify(params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params })}\n`;
@@ -25,10 +25,7 @@ function halfClosePeer(): { peer: RawPeer; held: AbortSignal[] } {
 }
 
 describe('Connection whose peer half-closes (ends its write side) (issue 7)', () => {
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
   const rejections = new UnhandledRejections();
   before(() => rejections.install());
   after(() => rejections.uninstall());

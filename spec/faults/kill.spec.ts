@@ -4,7 +4,7 @@ import { ConnectionClosedError, RpcError, type ChildConnection, type CloseReason
 import { type Outcome, track } from '../helpers/async';
 import { activeResources, listenerCounts, STREAM_EVENTS, UnhandledRejections } from '../helpers/events';
 import { spawnFaultPeer } from '../helpers/faults';
-import { childClosed, ensureBuilt } from '../helpers/processes';
+import { childClosed, useBuild } from '../helpers/processes';
 import { seededRandom } from '../helpers/random';
 
 /** How many seeded runs; `npm run soak` raises it. */
@@ -127,10 +127,7 @@ function nthSettled(promises: Promise<void>[], n: number): Promise<void> {
 
 describe('Connection to a peer process killed mid-request (issue 7)', function () {
   this.timeout(60_000);
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
   const rejections = new UnhandledRejections();
   const runs: Run[] = [];
   const resources: { before: Record<string, number>; after: Record<string, number> }[] = [];

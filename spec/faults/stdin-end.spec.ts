@@ -1,17 +1,14 @@
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
 import type { LineReader } from '../helpers/lines';
-import { childClosed, ensureBuilt, spawnFixture } from '../helpers/processes';
+import { childClosed, spawnFixture, useBuild } from '../helpers/processes';
 
 const line = (id: number, method: string, params?: unknown): string =>
   `${JSON.stringify(params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params })}\n`;
 
 describe('An agent on stdio whose stdin ends while handlers still run (issue 7)', function () {
   this.timeout(30_000);
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
   let agent: ChildProcess;
   let stdout: LineReader;
   let stderr: LineReader;

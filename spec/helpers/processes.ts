@@ -33,8 +33,7 @@ function newestSource(dir: string): number {
 
 /**
  * Builds the project (`npx tsc -p .`) when a compiled peer is missing or older than a source in
- * lib/, examples/ or bin/; at most once per test run. Call it in a `before` hook (with a long
- * timeout) of every spec that runs a file of dist/.
+ * lib/, examples/ or bin/; at most once per test run. Specs call it through {@link useBuild}.
  *
  * @remarks A type error elsewhere does not stop tsc from emitting (`npm run typecheck` reports
  * those): the check afterwards is only that every compiled peer is fresh.
@@ -48,6 +47,17 @@ export function ensureBuilt(): void {
     if (!isFresh()) throw new Error(`the build did not produce fresh ${BUILT.map((file) => relative(ROOT, file)).join(', ')}:\n${result.stdout}${result.stderr}`);
   }
   isBuilt = true;
+}
+
+/**
+ * Registers a `before` hook that runs {@link ensureBuilt} (with a timeout a cold build fits in):
+ * call it at the top of every spec that runs dist/ or a fixture.
+ */
+export function useBuild(): void {
+  before(function () {
+    this.timeout(180_000);
+    ensureBuilt();
+  });
 }
 
 /**

@@ -155,6 +155,23 @@ export function itAnswersAsWireMdSays(exchange: () => LineExchange): void {
   }
 }
 
+/** Defines the `it` that echo-peer answers 1,000 concurrent requests (sleeps and echoes mixed) exactly once each. */
+export function itAnswersConcurrentRequests(exchange: () => LineExchange): void {
+  it('answers 1,000 concurrent requests exactly once each', async () => {
+    const { send, lines } = exchange();
+    const start = lines.lines.length;
+    const requests = Array.from({ length: 1000 }, (_, id) =>
+      id % 2 === 0 ? { jsonrpc: '2.0', id, method: 'sleep', params: { ms: id % 7 } } : { jsonrpc: '2.0', id, method: 'echo', params: [id] },
+    );
+    send(...requests);
+    const answers = (await lines.waitForLines(start + 1000)).slice(start).map((line) => JSON.parse(line) as { id: number; result: unknown });
+    expect(new Set(answers.map((answer) => answer.id)).size).to.equal(1000);
+    for (const { id, result } of answers) expect(result).to.deep.equal(id % 2 === 0 ? { slept: id % 7 } : [id]);
+    send({ jsonrpc: '2.0', id: 'last', method: 'echo' });
+    expect(await lines.next(1)).to.deep.equal(['{"jsonrpc":"2.0","id":"last","result":null}']);
+  });
+}
+
 function expectLines(lines: string[], expected: (string | RegExp)[]): void {
   expect(lines).to.have.length(expected.length, `answer lines: ${JSON.stringify(lines)}`);
   expected.forEach((line, i) => {

@@ -5,7 +5,7 @@ import { spawnFaultPeer } from '../helpers/faults';
 import { LineReader } from '../helpers/lines';
 import { drain, installSoakHandler, type PeerFinish, runSender, type SenderReport } from '../helpers/soak';
 import { TraceChecker } from '../helpers/trace-checker';
-import { ensureBuilt } from '../helpers/processes';
+import { useBuild } from '../helpers/processes';
 
 /** Requests over both directions; `npm run soak` raises it. */
 const TOTAL = Number(process.env.SOAK_CHILD_REQUESTS ?? 2000);
@@ -13,10 +13,7 @@ const SEED = Number(process.env.SOAK_SEED ?? 11);
 
 describe('Race soak, over a child process (issue 7)', function () {
   this.timeout(Math.max(60_000, TOTAL * 30));
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
   const trace = new TraceChecker();
   const rejections = new UnhandledRejections();
   let peer: ChildConnection;

@@ -2,15 +2,14 @@ import { expect } from 'chai';
 import { ConnectionClosedError, spawnConnection, type CloseReason } from '../../lib';
 import { nextEvent } from '../helpers/events';
 import { LineReader } from '../helpers/lines';
-import { ensureBuilt, fixtureArgs, fixtureEnv } from '../helpers/processes';
+import { fixtureArgs, fixtureEnv, useBuild } from '../helpers/processes';
 
 /** The node arguments that run echo-peer (set once the build is fresh). */
 let ECHO_PEER: string[];
 
 describe('spawnConnection()', () => {
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
+  useBuild();
+  before(() => {
     ECHO_PEER = fixtureArgs('echo-peer');
   });
 

@@ -1,12 +1,9 @@
 /** connectStdio(), observed from outside: echo-peer in stdio mode is built on it. */
 import { expect } from 'chai';
-import { ensureBuilt, spawnFixture, stopAll } from '../helpers/processes';
+import { spawnFixture, stopAll, useBuild } from '../helpers/processes';
 
 describe('connectStdio()', () => {
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
   after(stopAll);
 
   it('stops reading stdin once the connection closes, so the process exits while its stdin is still open', async () => {

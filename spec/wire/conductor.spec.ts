@@ -10,7 +10,7 @@ import { CLIENT_INIT } from '../helpers/conformance-agent';
 import type { LineReader } from '../helpers/lines';
 import { hasMethod, isCancelFor, isResponseTo } from '../helpers/messages';
 import { tappedPair, type TappedPair } from '../helpers/peers';
-import { ensureBuilt, type SpawnedProcess } from '../helpers/processes';
+import { type SpawnedProcess, useBuild } from '../helpers/processes';
 
 const TWO_PROXIES = ['--trace', PASSTHROUGH_COMMAND, PASSTHROUGH_COMMAND, AGENT_COMMAND];
 const INIT_LINE = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":${JSON.stringify(CLIENT_INIT)}}`;
@@ -42,10 +42,7 @@ function cancelsSentOn(stderr: LineReader, hop: string): Record<string, unknown>
 
 describe('acp-wire conduct', function () {
   this.timeout(30000);
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
 
   let chain: SpawnedProcess | undefined;
   afterEach(async () => {
@@ -259,10 +256,7 @@ describe('acp-wire conduct', function () {
 
 describe('Conductor', function () {
   this.timeout(30000);
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
 
   describe('with spawned components', () => {
     let client: TappedPair;

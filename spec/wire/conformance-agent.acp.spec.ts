@@ -1,7 +1,7 @@
 /**
  * The conformance agent's ACP messages: every one validates against the ACP v2 JSON schema, and
  * the official SDK's v2 client (`@agentclientprotocol/sdk/experimental/v2`) accepts them.
- * Needs dist/: the `before` hook builds it when it is missing or stale (ensureBuilt).
+ * Needs dist/: useBuild() builds it when it is missing or stale.
  */
 import * as acp from '@agentclientprotocol/sdk/experimental/v2';
 import { expect } from 'chai';
@@ -10,13 +10,10 @@ import { Readable, Writable } from 'node:stream';
 import { agentLineErrors, isAcpMethod } from '../helpers/acp-schema';
 import { CLIENT_INIT, spawnAgent } from '../helpers/conformance-agent';
 import { isResponseTo } from '../helpers/messages';
-import { CONFORMANCE_AGENT, ensureBuilt, ROOT, type SpawnedProcess } from '../helpers/processes';
+import { CONFORMANCE_AGENT, ROOT, type SpawnedProcess, useBuild } from '../helpers/processes';
 
 describe('conformance agent (ACP v2)', () => {
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
 
   describe('ACP v2 JSON schema', () => {
     let agent: SpawnedProcess;

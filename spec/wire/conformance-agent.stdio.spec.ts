@@ -1,10 +1,10 @@
 /**
  * The conformance agent over child-process stdio, method by method, with exact NDJSON lines.
- * Needs dist/: the `before` hook builds it when it is missing or stale (ensureBuilt).
+ * Needs dist/: useBuild() builds it when it is missing or stale.
  */
 import { expect } from 'chai';
 import { CLIENT_INIT, IdNamer, INIT_RESULT, initializedAgent, spawnAgent } from '../helpers/conformance-agent';
-import { ensureBuilt, type Exit, type SpawnedProcess } from '../helpers/processes';
+import { type Exit, type SpawnedProcess, useBuild } from '../helpers/processes';
 
 const CANCEL = (id: number | string): string => `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${JSON.stringify(id)}}}`;
 const CANCELLED = (id: number | string): string => `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"error":{"code":-32800,"message":"Request cancelled"}}`;
@@ -17,10 +17,7 @@ describe('conformance agent (stdio)', () => {
     expectedExit = { code: 0, signal: null };
   });
 
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
 
   afterEach(async () => {
     const exit = await agent.stop();

@@ -1,13 +1,13 @@
 /**
  * The conformance agent in TCP mode (`--tcp 0`): the `listening PORT` line, one agent state per
  * socket, a subset of the methods with exact lines, and a clean exit when its stdin ends.
- * Needs dist/: the `before` hook builds it when it is missing or stale (ensureBuilt).
+ * Needs dist/: useBuild() builds it when it is missing or stale.
  */
 import { expect } from 'chai';
 import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import { CLIENT_INIT, IdNamer, INIT_RESULT, spawnAgent } from '../helpers/conformance-agent';
-import { ensureBuilt, type SpawnedProcess } from '../helpers/processes';
+import { type SpawnedProcess, useBuild } from '../helpers/processes';
 import { connectRaw, type RawSocket } from '../helpers/sockets';
 
 describe('conformance agent (TCP)', () => {
@@ -22,10 +22,7 @@ describe('conformance agent (TCP)', () => {
     return peer;
   }
 
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
 
   beforeEach(async () => {
     agent = spawnAgent(['--tcp', '0']);

@@ -1,11 +1,11 @@
 /**
  * The runnable examples end by themselves, exit 0 and print what they promise.
- * Needs dist/: the `before` hook builds it when it is missing or stale (ensureBuilt).
+ * Needs dist/: useBuild() builds it when it is missing or stale.
  */
 import { expect } from 'chai';
 import { join } from 'node:path';
 import { PACKAGE_VERSION } from '../helpers/conformance-agent';
-import { ensureBuilt, ROOT, type SpawnedProcess, spawnScript } from '../helpers/processes';
+import { ROOT, type SpawnedProcess, spawnScript, useBuild } from '../helpers/processes';
 
 /** Runs a compiled example to its end; resolves with its stdout lines, stderr and exit. */
 async function runExample(name: string): Promise<{ lines: string[]; stderr: string; code: number | null }> {
@@ -16,10 +16,7 @@ async function runExample(name: string): Promise<{ lines: string[]; stderr: stri
 }
 
 describe('examples', () => {
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
 
   describe('demo (npm run demo)', () => {
     let run: { lines: string[]; stderr: string; code: number | null };

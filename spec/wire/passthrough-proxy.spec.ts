@@ -1,18 +1,15 @@
 /**
  * The passthrough proxy on its own stdio, driven with raw NDJSON as a conductor would (needs the
- * build; see ensureBuilt() in spec/helpers/processes.ts).
+ * build; see useBuild() in spec/helpers/processes.ts).
  */
 import { expect } from 'chai';
 import type { LineReader } from '../helpers/lines';
 import { hasMethod, isResponseTo } from '../helpers/messages';
-import { ensureBuilt, PASSTHROUGH_PROXY, spawnScript, type SpawnedProcess } from '../helpers/processes';
+import { PASSTHROUGH_PROXY, type SpawnedProcess, spawnScript, useBuild } from '../helpers/processes';
 
 describe('examples/passthrough-proxy', function () {
   this.timeout(20000);
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
 
   let proxy: SpawnedProcess;
   let stdout: LineReader;

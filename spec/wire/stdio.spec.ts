@@ -4,14 +4,11 @@
  */
 import { expect } from 'chai';
 import { ConnectionClosedError, spawnConnection } from '../../lib';
-import { ensureBuilt, fixtureArgs, fixtureEnv, type SpawnedProcess, spawnFixture, stopAll } from '../helpers/processes';
-import { itAnswersAsWireMdSays } from '../helpers/wire';
+import { fixtureArgs, fixtureEnv, type SpawnedProcess, spawnFixture, stopAll, useBuild } from '../helpers/processes';
+import { itAnswersAsWireMdSays, itAnswersConcurrentRequests } from '../helpers/wire';
 
 describe('wire over child-process stdio (echo-peer)', () => {
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
   after(stopAll);
 
   describe('answers', () => {
@@ -38,18 +35,7 @@ describe('wire over child-process stdio (echo-peer)', () => {
       ]);
     });
 
-    it('answers 1,000 concurrent requests exactly once each', async () => {
-      const start = peer.stdout.lines.length;
-      const requests = Array.from({ length: 1000 }, (_, id) =>
-        id % 2 === 0 ? { jsonrpc: '2.0', id, method: 'sleep', params: { ms: id % 7 } } : { jsonrpc: '2.0', id, method: 'echo', params: [id] },
-      );
-      peer.send(...requests);
-      const answers = (await peer.stdout.waitForLines(start + 1000)).slice(start).map((line) => JSON.parse(line) as { id: number; result: unknown });
-      expect(new Set(answers.map((answer) => answer.id)).size).to.equal(1000);
-      for (const { id, result } of answers) expect(result).to.deep.equal(id % 2 === 0 ? { slept: id % 7 } : [id]);
-      peer.send({ jsonrpc: '2.0', id: 'last', method: 'echo' });
-      expect(await peer.stdout.next(1)).to.deep.equal(['{"jsonrpc":"2.0","id":"last","result":null}']);
-    });
+    itAnswersConcurrentRequests(() => ({ send: peer.send, lines: peer.stdout }));
 
     it('writes nothing but protocol lines on stdout', () => {
       for (const line of peer.stdout.lines) expect(() => JSON.parse(line) as unknown, line).not.to.throw();

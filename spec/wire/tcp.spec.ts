@@ -4,15 +4,12 @@
  */
 import { expect } from 'chai';
 import { ConnectionClosedError, connectTcp, listenTcp, type CloseReason } from '../../lib';
-import { ensureBuilt, type SpawnedProcess, spawnFixture, stopAll } from '../helpers/processes';
+import { type SpawnedProcess, spawnFixture, stopAll, useBuild } from '../helpers/processes';
 import { connectRaw, type RawSocket } from '../helpers/sockets';
-import { itAnswersAsWireMdSays, spawnTcpEchoPeer } from '../helpers/wire';
+import { itAnswersAsWireMdSays, itAnswersConcurrentRequests, spawnTcpEchoPeer } from '../helpers/wire';
 
 describe('wire over TCP (echo-peer --tcp 0)', () => {
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
   after(stopAll);
 
   describe('answers', () => {
@@ -30,18 +27,7 @@ describe('wire over TCP (echo-peer --tcp 0)', () => {
 
     itAnswersAsWireMdSays(() => ({ send: socket.send, lines: socket.lines }));
 
-    it('answers 1,000 concurrent requests exactly once each', async () => {
-      const start = socket.lines.lines.length;
-      const requests = Array.from({ length: 1000 }, (_, id) =>
-        id % 2 === 0 ? { jsonrpc: '2.0', id, method: 'sleep', params: { ms: id % 7 } } : { jsonrpc: '2.0', id, method: 'echo', params: [id] },
-      );
-      socket.send(...requests);
-      const answers = (await socket.lines.waitForLines(start + 1000)).slice(start).map((line) => JSON.parse(line) as { id: number; result: unknown });
-      expect(new Set(answers.map((answer) => answer.id)).size).to.equal(1000);
-      for (const { id, result } of answers) expect(result).to.deep.equal(id % 2 === 0 ? { slept: id % 7 } : [id]);
-      socket.send({ jsonrpc: '2.0', id: 'last', method: 'echo' });
-      expect(await socket.lines.next(1)).to.deep.equal(['{"jsonrpc":"2.0","id":"last","result":null}']);
-    });
+    itAnswersConcurrentRequests(() => ({ send: socket.send, lines: socket.lines }));
 
     it('keeps one connection state per socket: a second socket is answered independently', async () => {
       const second = await connectRaw(port);
