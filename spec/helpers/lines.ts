@@ -43,6 +43,7 @@ const ANY_LINE: MessageMatch = Object.defineProperty(() => true, 'name', { value
 export class LineReader {
   /** Every complete line received, in order. */
   readonly lines: string[] = [];
+  /** Names the stream in failure messages. */
   readonly label: string;
   readonly #waitMs: number;
   readonly #parsed: (WireMessage | undefined)[] = [];
