@@ -4,7 +4,9 @@
  */
 import { expect } from 'chai';
 import { Conductor, RpcError, type ChildExit } from '../../lib';
-import { PASSTHROUGH_COMMAND, ensureChainBuilt, tappedPair, type TappedPair } from '../helpers/chain';
+import { PASSTHROUGH_COMMAND } from '../helpers/chain';
+import { tappedPair, type TappedPair } from '../helpers/peers';
+import { useBuild } from '../helpers/processes';
 
 const MISSING = 'acp-wire-no-such-program --flag';
 
@@ -25,7 +27,7 @@ function isRunning(pid: number): boolean {
 
 describe('Conductor lifecycle', function () {
   this.timeout(30000);
-  before(() => ensureChainBuilt());
+  useBuild();
 
   let client: TappedPair;
   beforeEach(() => {
