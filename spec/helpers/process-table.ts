@@ -37,6 +37,19 @@ export function isRunning(pid: number): boolean {
   return isLive(readStat(pid));
 }
 
+/**
+ * Whether a process with this pid exists at all, a zombie included (`kill(pid, 0)`): stricter than
+ * {@link isRunning} for a child, which exists until its parent has reaped it.
+ */
+export function pidExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Every process running now (zombies excluded). */
 export function liveProcesses(): LiveProcess[] {
   const found: LiveProcess[] = [];

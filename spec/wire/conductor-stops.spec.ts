@@ -7,20 +7,11 @@ import { expect } from 'chai';
 import { AGENT_COMMAND, spawnConductor, traceOf } from '../helpers/chain';
 import { CLIENT_INIT } from '../helpers/conformance-agent';
 import { hasMethod, isResponseTo } from '../helpers/messages';
+import { pidExists } from '../helpers/process-table';
 import { useBuild, type SpawnedProcess } from '../helpers/processes';
 
 const INIT_LINE = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":${JSON.stringify(CLIENT_INIT)}}`;
 const STUCK_AGENT = `node -e "console.error('stuck agent', process.pid); setInterval(() => {}, 1000)"`;
-
-/** Whether a process with this pid exists. */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function notStartedLine(id: string, command: string, code: string, cause: string): string {
   const data = { reason: 'component_not_started', component: 'agent', command, code, cause };
@@ -38,7 +29,7 @@ describe('acp-wire conduct, ending', function () {
       chain.child.kill('SIGKILL');
       await chain.exited;
     }
-    for (const pid of strays.splice(0)) if (isRunning(pid)) process.kill(pid, 'SIGKILL');
+    for (const pid of strays.splice(0)) if (pidExists(pid)) process.kill(pid, 'SIGKILL');
     chain = undefined;
   });
 
@@ -77,7 +68,7 @@ describe('acp-wire conduct, ending', function () {
       await chain.stderr.take(traceOf('agent', '->', hasMethod('x')));
       chain.child.kill('SIGTERM');
       expect(await chain.exited).to.deep.equal({ code: 143, signal: null });
-      expect(isRunning(pid), 'the agent is gone').to.equal(false);
+      expect(pidExists(pid), 'the agent is gone').to.equal(false);
     });
   });
 
