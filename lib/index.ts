@@ -97,7 +97,7 @@ export type {
 } from './acp/client';
 export { PromptTurn } from './acp/turn';
 export type { PromptOptions, TurnResult } from './acp/turn';
-export type { AcpClientHandlers, ClientRequestContext, TerminalHandlers } from './acp/client-handlers';
+export type { AcpClientHandlers, ClientRequestContext, ClientRequestHandler, TerminalHandlers } from './acp/client-handlers';
 export { AcpAgent } from './acp/agent';
 export type {
   AcpAgentOptions,
@@ -123,7 +123,7 @@ export { TraceStore } from './trace/store';
 export { serveTraceViewer } from './trace/server';
 export type { TraceViewer, TraceViewerOptions } from './trace/server';
 export type { TraceStoreOptions } from './trace/store';
-export { REDACTED, redactCredentials } from './trace/redact';
+export { CREDENTIAL_QUERY_KEYS, REDACTED, redactCredentials } from './trace/redact';
 export {
   BAGGAGE_META_KEY,
   TRACEPARENT_META_KEY,

@@ -4,19 +4,22 @@
  *
  * @packageDocumentation
  */
-import type { JsonValue, RequestId } from '../message';
+import type { JsonObject, JsonValue, RequestId } from '../message';
 
 /** `acp` for ACP messages; `mcp` for a message unwrapped from an MCP-over-ACP `mcp/message`. */
 export type TraceProtocol = 'acp' | 'mcp';
 
 /** A request from one component to another, with its id on that hop. */
 export interface RequestTraceEvent {
+  /** Tags a request event. */
   type: 'request';
   /** Seconds since the capture began (monotonic, fractional). */
   ts: number;
+  /** Whether the request is an ACP message or an MCP message carried inside `mcp/message`. */
   protocol: TraceProtocol;
   /** `Client`, `Proxy(0)`, `Proxy(1)`, …, or `Agent`. */
   from: string;
+  /** The component the request is addressed to on this hop (same names as `from`). */
   to: string;
   /** The request's id on this hop (a string, a number or `null`). */
   id: RequestId;
@@ -30,7 +33,9 @@ export interface RequestTraceEvent {
 
 /** The answer to a request, travelling back along the same hop. */
 export interface ResponseTraceEvent {
+  /** Tags a response event. */
   type: 'response';
+  /** Seconds since the capture began (monotonic, fractional). */
   ts: number;
   /** The component that answered. */
   from: string;
@@ -46,13 +51,21 @@ export interface ResponseTraceEvent {
 
 /** A notification from one component to another (a `$/cancel_request` too). */
 export interface NotificationTraceEvent {
+  /** Tags a notification event. */
   type: 'notification';
+  /** Seconds since the capture began (monotonic, fractional). */
   ts: number;
+  /** Whether the notification is an ACP message or an MCP message carried inside `mcp/message`. */
   protocol: TraceProtocol;
+  /** The sending component: `Client`, `Proxy(0)`, …, or `Agent`. */
   from: string;
+  /** The receiving component on this hop (same names as `from`). */
   to: string;
+  /** The logical method: envelopes unwrapped, as for requests. */
   method: string;
+  /** `params.sessionId`, when it is a string. Omitted otherwise (never `null`). */
   session?: string;
+  /** The params (redacted copy); `null` when the message has none. */
   params: JsonValue;
 }
 
@@ -69,10 +82,10 @@ export function proxyComponentName(index: number): string {
   return `Proxy(${index})`;
 }
 
-const COMPONENT = { type: 'string', minLength: 1 } as const;
-const ID = { type: ['string', 'number', 'null'] } as const;
-const TS = { type: 'number', minimum: 0 } as const;
-const PROTOCOL = { enum: ['acp', 'mcp'] } as const;
+const COMPONENT: JsonObject = { type: 'string', minLength: 1 };
+const ID: JsonObject = { type: ['string', 'number', 'null'] };
+const TS: JsonObject = { type: 'number', minimum: 0 };
+const PROTOCOL: JsonObject = { enum: ['acp', 'mcp'] };
 
 /**
  * A JSON Schema (draft 2020-12) of one trace event, for validating trace files.
@@ -81,7 +94,7 @@ const PROTOCOL = { enum: ['acp', 'mcp'] } as const;
  * of each, `session` optional and never `null`. Unknown extra fields are allowed (a reader of the
  * format ignores them), but acp-wire never writes any.
  */
-export const TRACE_EVENT_SCHEMA = {
+export const TRACE_EVENT_SCHEMA: Readonly<JsonObject> = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   title: 'TraceEvent',
   oneOf: [
@@ -128,4 +141,4 @@ export const TRACE_EVENT_SCHEMA = {
       },
     },
   ],
-} as const;
+};
