@@ -34,7 +34,8 @@ import { InboundRequest, type InboundWire } from './inbound-request';
 import { OutboundRequest, type OutboundWire } from './outbound-request';
 import { Router, checkMethod, type NotificationHandler, type RequestHandler } from './router';
 import { PreparedRequest, checkSendOptions, publishRequest, type SendRequestOptions, type SentRequest } from './sent-request';
-import { InputFlow } from './backlog';
+import { InputFlow, type DrainSource } from './backlog';
+import { whenDrained, type DrainOptions } from './drain';
 import { LineWriter } from './writer';
 
 /** Options of a {@link Connection}. */
@@ -64,6 +65,8 @@ export interface ConnectionEvents {
   warning: (warning: AcpWireError) => void;
   /** The connection closed; `error` is the stream error, when there was one. Emitted once. */
   close: (reason: CloseReason, error?: Error) => void;
+  /** The output can take more again after {@link Connection.writableNeedDrain} was `true`. */
+  drain: () => void;
 }
 
 /** Internal: a hook that may reject a request before dispatch (the ACP `initialize` gate). */
@@ -73,6 +76,8 @@ export type RequestGate = (request: InboundRequest, message: RequestMessage) => 
 interface ConnectionHooks {
   setGate(gate: RequestGate): void;
   shutdown(reason: CloseReason, error?: Error): Promise<void>;
+  holdInputWhileFull(relay: DrainSource): () => void;
+  heldBytes(): number;
 }
 
 /**
@@ -139,6 +144,8 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       dispatch: (value, line) => this.#receive(value, line),
       isClosed: () => this.#closeReason !== undefined,
       inputEnded: () => void this.#shutdown('input ended'),
+      inputHeld: (isHeld, bytes) =>
+        this.#logger.log('debug', isHeld ? `input paused: holding ${bytes} bytes until the output drains` : 'input resumed'),
     });
     this.#writer = new LineWriter(output, { backpressure: (isFull) => this.#onBackpressure(isFull) });
     this.#inbound = { isClosing: false, finish: (req, result, error) => this.#finish(req, result, error) };
@@ -153,6 +160,8 @@ export class Connection extends EventEmitter<ConnectionEvents> {
         this.#gate = gate;
       },
       shutdown: (reason, error) => this.#shutdown(reason, error),
+      holdInputWhileFull: (relay) => this.#flow.holdWhileFull(relay),
+      heldBytes: () => this.#flow.heldBytes,
     });
   }
 
@@ -174,6 +183,39 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   /** Number of received requests not answered yet. */
   get inflightCount(): number {
     return this.#inflight.size;
+  }
+
+  /**
+   * Whether the output cannot take more now (the peer is not reading fast enough): a sender should
+   * wait for `'drain'` (or `await` {@link Connection.drained}) before sending more.
+   *
+   * @remarks Like a stream's `writableNeedDrain`. Sending anyway is not lost, only queued: memory
+   * then grows with what you send.
+   */
+  get writableNeedDrain(): boolean {
+    return this.#closeReason === undefined && this.#writer.needsDrain;
+  }
+
+  /** Bytes (characters of queued lines) written but not yet taken by the output stream's destination. */
+  get writableLength(): number {
+    return this.#writer.queuedBytes;
+  }
+
+  /**
+   * Resolves once the output can take more: at once unless {@link Connection.writableNeedDrain}.
+   *
+   * @example
+   * ```ts
+   * for (const chunk of chunks) {
+   *   if (!connection.sendNotification('log', chunk)) await connection.drained();
+   * }
+   * ```
+   * @throws (rejects) ConnectionClosedError if the connection is or becomes closed first; the
+   * signal's reason if `signal` is or becomes aborted first
+   * @throws TypeError if `signal` is not an AbortSignal
+   */
+  drained(options?: DrainOptions): Promise<void> {
+    return whenDrained(this, options);
   }
 
   /** The connection's logger. */
@@ -202,13 +244,16 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   /**
    * Sends a notification.
    *
+   * @returns `false` when the output needs drain afterwards (like `stream.write()`): wait for
+   * `'drain'` or {@link Connection.drained} before sending more; the notification is queued anyway
    * @throws ConnectionClosedError if the connection is closed
    * @throws SerializationError if `params` cannot be serialized (nothing is sent)
    */
-  sendNotification(method: string, params?: unknown): void {
+  sendNotification(method: string, params?: unknown): boolean {
     if (this.#closeReason) throw new ConnectionClosedError(this.#closeReason, checkMethod(method));
     const message = params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };
     this.#send(encodeMessage(message));
+    return !this.#writer.needsDrain;
   }
 
   /** Handles requests named `method`. See {@link RequestHandler}. */
@@ -278,7 +323,10 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   readonly #onOutputError = (error: Error): void => void this.#shutdown('output error', error);
 
   #onBackpressure(isFull: boolean): void {
-    if (!this.#closeReason) this.#flow.setOutputFull(isFull);
+    if (this.#closeReason) return;
+    this.#flow.setOutputFull(isFull);
+    // Held messages dispatched on the drain may have filled the output again: then the next drain says so.
+    if (!isFull && !this.#writer.needsDrain) this.emit('drain');
   }
 
   #receive(value: unknown, line: string): void {
@@ -420,6 +468,19 @@ export class Connection extends EventEmitter<ConnectionEvents> {
 /** Installs the request gate of the ACP layer. @internal */
 export function setRequestGate(connection: Connection, gate: RequestGate): void {
   hooksOf.get(connection)!.setGate(gate);
+}
+
+/**
+ * Makes `from` hold its incoming messages (reading on up to its backlog limit, then pausing its
+ * input) while `relay`'s output needs drain. @internal
+ */
+export function holdInputWhileFull(from: Connection, relay: DrainSource): () => void {
+  return hooksOf.get(from)!.holdInputWhileFull(relay);
+}
+
+/** Characters of the messages `connection` has read and holds back now (for tests and debugging). @internal */
+export function heldInputBytes(connection: Connection): number {
+  return hooksOf.get(connection)!.heldBytes();
 }
 
 /** Closes a connection for a transport-level reason (e.g. the peer process exited). @internal */

@@ -15,6 +15,7 @@ import {
   PROXY_INITIALIZE_METHOD,
   PROXY_SUCCESSOR_METHOD,
 } from '../protocol';
+import { relayBackpressure } from '../relay';
 import type { Responder } from '../responder';
 import type { ChildExit } from '../transports/child-process';
 import {
@@ -70,6 +71,9 @@ const PROXY_INITIALIZES = [PROXY_INITIALIZE_METHOD, LEGACY_PROXY_INITIALIZE_METH
  * - `initialize` is sent to a proxy as `proxy/initialize` and to the agent as `initialize`. A
  *   client's `proxy/initialize` or `proxy/successor` request is refused `-32600`, as is a
  *   `proxy/successor` request from the agent; a malformed envelope from a proxy is answered `-32602`.
+ * - Backpressure goes hop by hop: while a connection's output is full, the connections that forward
+ *   to it stop dispatching and, past 16 MiB held, stop reading (see {@link relayBackpressure}), so a
+ *   component that does not read cannot make the conductor's memory grow without bound.
  * - Cancellation goes hop by hop: a raw `$/cancel_request` is never forwarded; the connection that
  *   receives it marks the request cancelled and the forwarded request is cancelled once on the next
  *   hop with that hop's id. A cancel for a finished request goes nowhere.
@@ -130,6 +134,12 @@ export class Conductor {
     this.#routeClient();
     this.#components.forEach((component) => this.#routeComponent(component));
     this.#watchEnds();
+    // Bounded memory end to end: each hop stops reading while the next one's output is full.
+    const hops = [client, ...this.#components.map((component) => component.connection)];
+    for (let i = 1; i < hops.length; i++) {
+      relayBackpressure(hops[i - 1]!, hops[i]!);
+      relayBackpressure(hops[i]!, hops[i - 1]!);
+    }
   }
 
   /** The running components, proxies first, the agent last. */
