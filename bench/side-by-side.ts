@@ -7,7 +7,7 @@
 import type { LibraryName } from './adapters';
 import type { BenchOptions } from './options';
 import { WorkerProcess } from './pool';
-import type { TransportName } from './transports';
+import { runsOver, type TransportName } from './transports';
 import type { CellResult } from './worker';
 import type { WorkloadName } from './workloads';
 
@@ -50,7 +50,9 @@ export interface SideBySide {
 }
 
 function variantsFor(options: BenchOptions, transport: TransportName, workload?: WorkloadName): Variant[] {
-  const variants: Variant[] = options.libraries.map((library) => ({ key: library, library, env: {} }));
+  const variants: Variant[] = options.libraries
+    .filter((library) => runsOver(library, transport))
+    .map((library) => ({ key: library, library, env: {} }));
   const hasWorkload = workload === undefined || options.trackerWorkloads.includes(workload);
   if (options.trackerTransports.includes(transport) && hasWorkload) {
     variants.push({ key: NO_TRACKER, library: 'acp-wire', env: { [NO_TRACKER_ENV]: '1' } });

@@ -1,6 +1,6 @@
 /**
- * The three transports a client and its server are joined by: in-process streams, a child
- * process's stdio, and TCP on loopback to a child process.
+ * The transports a client and its server are joined by: in-process streams, a child process's
+ * stdio, TCP on loopback to a child process, and WebSocket on loopback to a child process.
  *
  * @packageDocumentation
  */
@@ -9,14 +9,20 @@ import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import type { BenchClient, Library } from './adapters';
+import type { BenchClient, Library, LibraryName } from './adapters';
+import { WEBSOCKET_ADAPTERS } from './adapters/websocket';
 import { STATS, type ServerStats } from './protocol';
 
 /** The transports compared. */
-export type TransportName = 'in-process' | 'child-stdio' | 'tcp';
+export type TransportName = 'in-process' | 'child-stdio' | 'tcp' | 'websocket';
 
 /** Every transport, in table order. */
-export const TRANSPORTS: readonly TransportName[] = ['in-process', 'child-stdio', 'tcp'];
+export const TRANSPORTS: readonly TransportName[] = ['in-process', 'child-stdio', 'tcp', 'websocket'];
+
+/** Whether `library` runs over `transport` (WebSocket: acp-wire, the SDK and the raw baseline). */
+export function runsOver(library: LibraryName, transport: TransportName): boolean {
+  return transport !== 'websocket' || WEBSOCKET_ADAPTERS[library] !== undefined;
+}
 
 /** A connected client and whatever serves it. */
 export interface Harness {
@@ -39,6 +45,7 @@ export async function openHarness(library: Library, transport: TransportName, op
   const child = spawnServer(library, transport, options.nodeFlags ?? []);
   if (transport === 'child-stdio') return remote(library.client(child.stdout!, child.stdin!), child);
   const port = await firstLine(child);
+  if (transport === 'websocket') return remote(await WEBSOCKET_ADAPTERS[library.name]!.client(`ws://127.0.0.1:${port}/acp`), child);
   const socket = connect({ host: '127.0.0.1', port: Number(port) });
   socket.setNoDelay(true);
   await once(socket, 'connect');
@@ -64,7 +71,7 @@ function inProcess(library: Library): Harness {
 
 function spawnServer(library: Library, transport: TransportName, nodeFlags: string[]): ChildProcess {
   const script = join(__dirname, 'servers', `${library.name}.js`);
-  const mode = transport === 'tcp' ? 'tcp' : 'stdio';
+  const mode = transport === 'child-stdio' ? 'stdio' : transport;
   return spawn(process.execPath, [...nodeFlags, script, mode], { stdio: ['pipe', 'pipe', 'inherit'] });
 }
 

@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { AcpClient, RpcError, spawnConnection, type ChildConnection, type JsonObject, type SessionUpdateParams } from '../lib';
+import { AcpClient, RpcError, negotiatedVersion, spawnConnection, type ChildConnection, type JsonObject, type SessionUpdateParams } from '../lib';
 
 const AGENT = 'dist/examples/conformance-agent.js';
 const PROXY = 'dist/examples/passthrough-proxy.js';
@@ -75,21 +75,23 @@ function watchSession(client: AcpClient, sessionId: string): { until(test: (para
 const isIdle = ({ update }: SessionUpdateParams): boolean => update.sessionUpdate === 'state_update' && update.state === 'idle';
 
 async function run(client: AcpClient): Promise<void> {
-  say('\n1. initialize');
+  say('\n1. initialize: the client offers ACP v2 and accepts v1');
   say('   → initialize {protocolVersion: 2}');
-  const init = await client.initialize({ info: { name: 'acp-wire-demo', version: '1.0.0' } });
-  const info = init.info as JsonObject;
-  say(`   ← ${String(info.name)} ${String(info.version)}, protocol ${init.protocolVersion}`);
+  const agent = await client.initialize({ info: { name: 'acp-wire-demo', version: '1.0.0' } });
+  say(`   ← ${String(agent.info?.name)} ${String(agent.info?.version)}, protocol ${agent.protocolVersion}`);
+  say(`   negotiated ACP v${String(negotiatedVersion(client.connection))} (acp-wire conduct --trace logs the version of every hop)`);
 
   say('\n2. a prompt, its answer, and the turn streamed as session/update');
-  const { sessionId } = await client.newSession({ cwd: process.cwd(), mcpServers: [] });
+  const { sessionId } = await client.newSession({ cwd: process.cwd() });
   say(`   → session/new  ← session ${short(sessionId)}`);
   const session = watchSession(client, sessionId);
   say('   → session/prompt "hello, acp-wire"');
   const idle = session.until(isIdle);
-  const { messageId } = await client.prompt({ sessionId, prompt: [{ type: 'text', text: 'hello, acp-wire' }] });
-  say(`   ← {messageId: ${short(messageId)}}  (answered as soon as the prompt is inserted)`);
+  const turn = client.prompt({ sessionId, prompt: [{ type: 'text', text: 'hello, acp-wire' }] });
+  const answer = await turn.request;
+  say(`   ← {messageId: ${short('messageId' in answer ? answer.messageId : undefined)}}  (answered as soon as the prompt is inserted)`);
   await idle;
+  say(`   the turn ended: ${(await turn).stopReason}`);
 
   say('\n3. cancelling one request: $/cancel_request');
   const sleep = client.connection.sendRequest('_test/sleep', { ms: 60_000 });
@@ -108,13 +110,35 @@ async function run(client: AcpClient): Promise<void> {
   say('\n5. stopping a turn: session/cancel (a notification, not a request cancel)');
   say('   → session/prompt "a long answer" (the agent works 60 s)');
   const firstChunk = session.until(({ update }) => update.sessionUpdate === 'agent_message_chunk');
-  const long = await client.prompt({ sessionId, prompt: [{ type: 'text', text: 'a long answer' }], _meta: { workMs: 60_000 } });
-  say(`   ← {messageId: ${short(long.messageId)}}`);
+  const long = client.prompt({ sessionId, prompt: [{ type: 'text', text: 'a long answer' }], _meta: { workMs: 60_000 } });
+  const longAnswer = await long.request;
+  say(`   ← {messageId: ${short('messageId' in longAnswer ? longAnswer.messageId : undefined)}}`);
   await firstChunk;
   const cancelled = session.until(isIdle);
   say('   → session/cancel');
-  client.cancelSession(sessionId);
+  long.cancel();
   await cancelled;
+  say(`   the turn ended: ${(await long).stopReason}`);
+}
+
+/** The same client code against an agent that speaks ACP v1 (here: the conformance agent, offered v1). */
+async function runV1(root: string): Promise<void> {
+  say('\n6. the same client code with an ACP v1 agent (the conformance agent, offered v1 directly)');
+  const agent = spawnConnection(process.execPath, [AGENT], { cwd: root });
+  try {
+    const client = new AcpClient(agent.connection, { protocolVersions: [1] });
+    say('   → initialize {protocolVersion: 1}');
+    const { protocolVersion } = await client.initialize();
+    say(`   ← protocol ${protocolVersion}: negotiated ACP v${String(client.protocolVersion)}`);
+    const { sessionId } = await client.newSession({ cwd: process.cwd() });
+    say('   → session/prompt "hello, v1"');
+    const turn = client.prompt({ sessionId, prompt: [{ type: 'text', text: 'hello, v1' }] });
+    for await (const update of turn) say(`     ↳ ${describeUpdate({ sessionId, update } as SessionUpdateParams)}`);
+    const result = await turn;
+    say(`   ← {stopReason: ${result.stopReason}}  (v1 answers the prompt at the end of the turn)`);
+  } finally {
+    await agent.close();
+  }
 }
 
 async function main(): Promise<void> {
@@ -128,11 +152,15 @@ async function main(): Promise<void> {
   watchdog.unref();
   try {
     await run(new AcpClient(chain.connection));
-    say('\ndone: every request got exactly one answer.');
   } finally {
     const exit = await chain.close();
-    clearTimeout(watchdog);
     say(`chain closed (exit code ${String(exit.code)})`);
+  }
+  try {
+    await runV1(root);
+    say('\ndone: every request got exactly one answer.');
+  } finally {
+    clearTimeout(watchdog);
   }
 }
 

@@ -1,32 +1,22 @@
 /**
- * Quick start, agent side: an ACP agent on its own stdin/stdout. Started by quickstart-client.
- * Only protocol lines go to stdout; log to stderr.
+ * Quick start, agent side: an ACP agent on its own stdin/stdout, built on `AcpAgent`. It speaks ACP
+ * v1 and v2, whichever the client's `initialize` negotiates (`--v1`: only v1, like most agents
+ * people run today). Started by quickstart-client. Only protocol lines go to stdout; log to stderr.
  */
-import { InitializeGate, RpcError, connectStdio } from '../lib';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AcpAgent, connectStdio } from '../lib';
 
-const connection = connectStdio({ name: 'quickstart-agent' });
-new InitializeGate(connection); // every other request waits for a successful `initialize`
-
-connection.onRequest('initialize', () => ({
-  protocolVersion: 2,
+new AcpAgent(connectStdio({ name: 'quickstart-agent' }), {
   info: { name: 'quickstart-agent', version: '1.0.0' },
-  capabilities: { session: {} },
-}));
-
-connection.onRequest('_example/greet', ({ name }: { name?: string }) => {
-  if (!name) throw RpcError.invalidParams('`name` is required'); // answered as is: -32602
-  return { greeting: `Hello, ${name}!` }; // the return value is the result
-});
-
-connection.onRequest('_example/wait', async ({ ms }: { ms: number }, responder) => {
-  // responder.signal aborts when the client sends $/cancel_request for this request.
-  await new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    responder.signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-  if (responder.isCancelled) throw RpcError.requestCancelled(); // -32800
-  return { waited: ms };
+  protocolVersions: process.argv.includes('--v1') ? [1] : [1, 2],
+  // One turn: stream the answer word by word. `turn.signal` aborts when the client cancels the
+  // turn; the sleep then throws, and the turn ends "cancelled".
+  async prompt(turn) {
+    const text = turn.prompt.map((block) => (block.type === 'text' ? block.text : '')).join(' ');
+    for (const word of `You said: ${text}`.split(' ')) {
+      turn.sendText(`${word} `);
+      await sleep(text.length * 10, undefined, { signal: turn.signal });
+    }
+    return 'end_turn';
+  },
 });

@@ -9,6 +9,8 @@ import { EventEmitter } from 'eventemitter3';
 import type { Disposable } from './disposable';
 import {
   ConnectionClosedError,
+  FrameTooLargeError,
+  JsonParseError,
   NotificationHandlerError,
   ProtocolError,
   RpcError,
@@ -16,8 +18,8 @@ import {
   type AcpWireError,
   type CloseReason,
 } from './errors';
-import { LineDecoder, encodeMessage, type LineSink } from './framing';
-import { defaultLogger, type Logger } from './logger';
+import { LineDecoder, type LineSink } from './framing';
+import { briefly, defaultLogger, logLazily, type Logger } from './logger';
 import {
   classify,
   type ErrorObject,
@@ -28,7 +30,10 @@ import {
   type ResponseMessage,
 } from './message';
 import { CANCEL_REQUEST_METHOD, cancelTargetOf } from './protocol';
-import { encodeResponseWithRawId, exactIdText, isInexactId } from './raw-id';
+import { rawIdText, requestIdOfHead } from './raw-id';
+import { cancelLine, notificationLine, requestLine, responseLine } from './lines';
+import { InflightRequests } from './inflight';
+import { PendingRequests } from './pending';
 import { callRequestHandler, isThenable } from './handler-call';
 import { InboundRequest, type InboundWire } from './inbound-request';
 import { OutboundRequest, type OutboundWire } from './outbound-request';
@@ -37,6 +42,10 @@ import { PreparedRequest, checkSendOptions, publishRequest, type SendRequestOpti
 import { InputFlow, type DrainSource } from './backlog';
 import { whenDrained, type DrainOptions } from './drain';
 import { LineWriter } from './writer';
+import { registerConnectionHooks, type RequestGate } from './connection-hooks';
+
+// The ACP layer and the transports reach a connection's internals through these (see connection-hooks.ts).
+export { closeConnection, setRequestGate, type RequestGate } from './connection-hooks';
 
 /** Options of a {@link Connection}. */
 export interface ConnectionOptions {
@@ -69,24 +78,6 @@ export interface ConnectionEvents {
   drain: () => void;
 }
 
-/** Internal: a hook that may reject a request before dispatch (the ACP `initialize` gate). */
-export type RequestGate = (request: InboundRequest, message: RequestMessage) => ErrorObject | undefined;
-
-/** What acp-wire's own modules may do to a connection beyond its public API. */
-interface ConnectionHooks {
-  setGate(gate: RequestGate): void;
-  shutdown(reason: CloseReason, error?: Error): Promise<void>;
-  holdInputWhileFull(relay: DrainSource): () => void;
-  heldBytes(): number;
-}
-
-/**
- * Each connection's internal hooks, handed over by its constructor. A module-level `WeakMap` (one
- * entry per connection, not per message) keeps them out of the class's public surface without a
- * `static {}` block that would expose private fields to other modules.
- */
-const hooksOf = new WeakMap<Connection, ConnectionHooks>();
-
 /**
  * One JSON-RPC 2.0 peer over NDJSON on a pair of streams.
  *
@@ -110,8 +101,8 @@ const hooksOf = new WeakMap<Connection, ConnectionHooks>();
  */
 export class Connection extends EventEmitter<ConnectionEvents> {
   readonly #router = new Router();
-  readonly #pending = new Map<RequestId, OutboundRequest>();
-  readonly #inflight = new Map<RequestId, InboundRequest>();
+  readonly #pending = new PendingRequests();
+  readonly #inflight = new InflightRequests();
   readonly #input: Readable;
   readonly #output: Writable;
   readonly #writer: LineWriter;
@@ -149,13 +140,17 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     });
     this.#writer = new LineWriter(output, { backpressure: (isFull) => this.#onBackpressure(isFull) });
     this.#inbound = { isClosing: false, finish: (req, result, error) => this.#finish(req, result, error) };
-    this.#outbound = { publish: (req) => this.#publish(req), sendCancel: (id) => this.#sendCancel(id) };
+    this.#outbound = {
+      publish: (req) => this.#publish(req),
+      sendCancel: (id) => this.#sendCancel(id),
+      giveUp: (id) => this.#pending.giveUp(id),
+    };
     input.on('data', this.#onData);
     input.on('end', this.#onEnd);
-    input.on('close', this.#onEnd);
+    input.on('close', this.#onInputClose);
     input.on('error', this.#onInputError);
     output.on('error', this.#onOutputError);
-    hooksOf.set(this, {
+    registerConnectionHooks(this, {
       setGate: (gate) => {
         this.#gate = gate;
       },
@@ -175,12 +170,15 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     return this.#closeReason;
   }
 
-  /** Number of outgoing requests awaiting an answer (detached ones included). */
+  /**
+   * Number of outgoing requests awaiting an answer: detached ones included, not those given up
+   * after their `timeout` (their late answer is discarded).
+   */
   get pendingCount(): number {
     return this.#pending.size;
   }
 
-  /** Number of received requests not answered yet. */
+  /** Number of received requests not answered yet (two with the same id count twice). */
   get inflightCount(): number {
     return this.#inflight.size;
   }
@@ -207,7 +205,8 @@ export class Connection extends EventEmitter<ConnectionEvents> {
    * @example
    * ```ts
    * for (const chunk of chunks) {
-   *   if (!connection.sendNotification('log', chunk)) await connection.drained();
+   *   connection.sendNotification('log', chunk);
+   *   await connection.drained();
    * }
    * ```
    * @throws (rejects) ConnectionClosedError if the connection is or becomes closed first; the
@@ -244,16 +243,14 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   /**
    * Sends a notification.
    *
-   * @returns `false` when the output needs drain afterwards (like `stream.write()`): wait for
-   * `'drain'` or {@link Connection.drained} before sending more; the notification is queued anyway
+   * @remarks Queued even while the output is full: a sender of many should `await`
+   * {@link Connection.drained} between sends (it resolves at once while the output can take more).
    * @throws ConnectionClosedError if the connection is closed
    * @throws SerializationError if `params` cannot be serialized (nothing is sent)
    */
-  sendNotification(method: string, params?: unknown): boolean {
+  sendNotification(method: string, params?: unknown): void {
     if (this.#closeReason) throw new ConnectionClosedError(this.#closeReason, checkMethod(method));
-    const message = params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params };
-    this.#send(encodeMessage(message));
-    return !this.#writer.needsDrain;
+    this.#send(notificationLine(method, params));
   }
 
   /** Handles requests named `method`. See {@link RequestHandler}. */
@@ -295,17 +292,29 @@ export class Connection extends EventEmitter<ConnectionEvents> {
 
   /** Emits a non-fatal problem as `'warning'` and logs it. */
   #report(warning: AcpWireError): void {
-    this.#logger.log('warn', `${warning.name}: ${warning.message}`);
+    logLazily(this.#logger, 'warn', () => `${warning.name}: ${warning.message}`);
     this.emit('warning', warning);
   }
 
   readonly #sink: LineSink = {
     value: (value, line) => this.#flow.accept(value, line),
     error: (error) => {
-      if (error.code === 'ACP_WIRE_JSON_PARSE') this.#sendError(null, RpcError.parseError().toJSON());
+      if (error instanceof JsonParseError) this.#sendError(null, RpcError.parseError().toJSON());
+      else this.#answerTooLarge(error);
       this.#report(error);
     },
   };
+
+  /**
+   * A line over the limit: when its first bytes show a request's id, that request is answered
+   * `-32600` (its requester would otherwise wait forever); otherwise nothing is sent.
+   */
+  #answerTooLarge(error: FrameTooLargeError): void {
+    const rawId = requestIdOfHead(error.head);
+    if (rawId === undefined || this.#closeReason) return;
+    const refusal = RpcError.invalidRequest(`the line exceeds the limit of ${error.limit} bytes`).toJSON();
+    this.#send(responseLine(null, rawId, undefined, refusal));
+  }
 
   readonly #onData = (chunk: Buffer | string): void => {
     this.#decoder.write(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
@@ -316,6 +325,16 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     this.#decoder.end();
     // Messages held back are still dispatched: the close waits for them.
     if (this.#flow.end()) void this.#shutdown('input ended');
+  };
+
+  /**
+   * The input closed. Without an `'end'` first it was destroyed: its last bytes are not a line the
+   * peer finished, so a partial line is discarded rather than decoded (however large it is).
+   */
+  readonly #onInputClose = (): void => {
+    if (this.#closeReason) return;
+    if (this.#input.readableEnded === false) this.#decoder.discard();
+    this.#onEnd();
   };
 
   readonly #onInputError = (error: Error): void => void this.#shutdown('input error', error);
@@ -350,20 +369,20 @@ export class Connection extends EventEmitter<ConnectionEvents> {
 
   #dispatchRequest(message: RequestMessage, line: string): void {
     const request = new InboundRequest(message.id, message.method, this.#inbound);
-    if (isInexactId(message.id)) request.rawId = exactIdText(line, message.id);
+    if (typeof message.id === 'number') request.rawId = rawIdText(line, message.id);
     const refusal = this.#gate?.(request, message);
     if (refusal) return request.deliver(undefined, refusal);
     const handler = this.#router.requestHandler(message.method);
     if (!handler) return request.deliver(undefined, RpcError.methodNotFound(message.method).toJSON());
-    this.#inflight.set(message.id, request);
+    this.#inflight.add(request);
     callRequestHandler(handler, message.params, request, this.#logger);
   }
 
   #dispatchNotification(message: NotificationMessage): void {
     const target = cancelTargetOf(message.method, message.params);
     if (target !== undefined) {
-      if (target.ok) this.#inflight.get(target.id)?.markCancelledByPeer();
-      else this.#logger.log('warn', `ignored a malformed ${CANCEL_REQUEST_METHOD}: ${describeThrown(message.params)}`);
+      if (target.ok) this.#inflight.markCancelledByPeer(target.id);
+      else logLazily(this.#logger, 'warn', () => `ignored a malformed ${CANCEL_REQUEST_METHOD}: ${briefly(message.params)}`);
     }
     const handler = this.#router.notificationHandler(message.method);
     if (!handler) return;
@@ -380,11 +399,13 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   }
 
   #route(message: ResponseMessage): void {
-    const request = this.#pending.get(message.id);
-    if (!request) {
-      return this.#report(new ProtocolError(`dropped a response whose id matches no pending request: ${JSON.stringify(message.id)}`));
+    const request = this.#pending.take(message.id);
+    if (request === 'given up') {
+      return logLazily(this.#logger, 'debug', () => `discarded the late answer of a request given up after its timeout: ${briefly(message.id)}`);
     }
-    this.#pending.delete(message.id);
+    if (!request) {
+      return this.#report(new ProtocolError(`dropped a response whose id matches no pending request: ${briefly(message.id)}`));
+    }
     if ('error' in message) request.settle(undefined, message.error);
     else request.settle(message.result, undefined);
   }
@@ -394,35 +415,27 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       return request.fail(new ConnectionClosedError(this.#closeReason, request.method), transportClosed);
     }
     const id = this.#nextId++;
-    const line =
-      request.params === undefined
-        ? encodeMessage({ jsonrpc: '2.0', id, method: request.method })
-        : encodeMessage({ jsonrpc: '2.0', id, method: request.method, params: request.params });
-    this.#pending.set(id, request);
+    const line = requestLine(id, request.method, request.params);
+    this.#pending.add(id, request);
     request.markPublished(id);
     this.#send(line);
   }
 
   #sendCancel(id: RequestId): void {
     if (this.#closeReason) return;
-    this.#send(encodeMessage({ jsonrpc: '2.0', method: CANCEL_REQUEST_METHOD, params: { requestId: id } }));
+    this.#send(cancelLine(id));
   }
 
   #finish(request: InboundRequest, result: JsonValue | undefined, error: ErrorObject | undefined): void {
     if (this.#closeReason) return;
-    const line =
-      request.rawId !== undefined
-        ? encodeResponseWithRawId(request.rawId, error === undefined ? { result: result ?? null } : { error })
-        : error === undefined
-          ? encodeMessage({ jsonrpc: '2.0', id: request.id, result: result ?? null })
-          : encodeMessage({ jsonrpc: '2.0', id: request.id, error });
-    if (this.#inflight.get(request.id) === request) this.#inflight.delete(request.id);
+    const line = responseLine(request.id, request.rawId, result, error);
+    this.#inflight.delete(request);
     this.#send(line);
   }
 
   #sendError(id: RequestId, error: ErrorObject, line?: string): void {
-    const rawId = line !== undefined && isInexactId(id) ? exactIdText(line, id) : undefined;
-    this.#send(rawId === undefined ? encodeMessage({ jsonrpc: '2.0', id, error }) : encodeResponseWithRawId(rawId, { error }));
+    const rawId = line !== undefined && typeof id === 'number' ? rawIdText(line, id) : undefined;
+    this.#send(responseLine(id, rawId, undefined, error));
   }
 
   #send(line: string): void {
@@ -436,10 +449,8 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     (this.#inbound as { isClosing: boolean }).isClosing = true;
     this.#detachInput();
     const closedError = new ConnectionClosedError(reason, undefined, error && { cause: error });
-    for (const request of this.#inflight.values()) request.abandon(closedError);
-    this.#inflight.clear();
-    const pending = [...this.#pending.values()];
-    this.#pending.clear();
+    this.#inflight.abandonAll(closedError);
+    const pending = this.#pending.drain();
     for (const request of pending) {
       request.fail(new ConnectionClosedError(reason, request.method, error && { cause: error }), transportClosed);
     }
@@ -458,34 +469,11 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     const input = this.#input;
     input.removeListener('data', this.#onData);
     input.removeListener('end', this.#onEnd);
-    input.removeListener('close', this.#onEnd);
+    input.removeListener('close', this.#onInputClose);
     input.removeListener('error', this.#onInputError);
     input.on('error', ignore);
     input.pause();
   }
-}
-
-/** Installs the request gate of the ACP layer. @internal */
-export function setRequestGate(connection: Connection, gate: RequestGate): void {
-  hooksOf.get(connection)!.setGate(gate);
-}
-
-/**
- * Makes `from` hold its incoming messages (reading on up to its backlog limit, then pausing its
- * input) while `relay`'s output needs drain. @internal
- */
-export function holdInputWhileFull(from: Connection, relay: DrainSource): () => void {
-  return hooksOf.get(from)!.holdInputWhileFull(relay);
-}
-
-/** Characters of the messages `connection` has read and holds back now (for tests and debugging). @internal */
-export function heldInputBytes(connection: Connection): number {
-  return hooksOf.get(connection)!.heldBytes();
-}
-
-/** Closes a connection for a transport-level reason (e.g. the peer process exited). @internal */
-export function closeConnection(connection: Connection, reason: CloseReason, error?: Error): Promise<void> {
-  return hooksOf.get(connection)!.shutdown(reason, error);
 }
 
 function ignore(): void {}

@@ -201,17 +201,26 @@ export class ConnectionClosedError extends AcpWireError {
   }
 }
 
-/** An incoming line was longer than the configured limit; it was discarded up to its newline. */
+/**
+ * An incoming line was longer than the configured limit; it was discarded up to its newline.
+ *
+ * @remarks `head` holds the line's first bytes, decoded as UTF-8: at most 1,024, and no more than had
+ * arrived when the line crossed the limit (empty when not known). The connection reads a
+ * request's id from it, to answer `-32600`.
+ */
 export class FrameTooLargeError extends AcpWireError {
   /** Always `'FrameTooLargeError'`. */
   override readonly name = 'FrameTooLargeError';
   readonly code = 'ACP_WIRE_FRAME_TOO_LARGE';
+  /** The first bytes of the discarded line. */
+  readonly head: string;
   /** @param limit - the configured `maxLineBytes` the line exceeded */
   constructor(
     readonly limit: number,
-    options?: ErrorOptions,
+    options?: ErrorOptions & { head?: string },
   ) {
     super(`an incoming line exceeded the limit of ${limit} bytes and was discarded`, options);
+    this.head = options?.head ?? '';
   }
 }
 
@@ -263,7 +272,7 @@ export class NotificationHandlerError extends AcpWireError {
     readonly method: string,
     options?: ErrorOptions,
   ) {
-    super(`the handler of notification \`${method}\` failed`, options);
+    super(`the handler of notification \`${method.length > 200 ? `${method.slice(0, 200)}…` : method}\` failed`, options);
   }
 }
 

@@ -11,6 +11,8 @@ export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
 
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
+/** How many first bytes of a line over the limit a {@link FrameTooLargeError} keeps as its `head`. */
+export const FRAME_HEAD_BYTES = 1024;
 
 /** What a {@link LineDecoder} reports for each line. */
 export interface LineSink {
@@ -45,8 +47,10 @@ function checkMaxLineBytes(value: number | undefined): number {
  * @remarks
  * Lines are split on `\n` in bytes and decoded as UTF-8 only once complete, so a multi-byte
  * character split across chunks is never damaged. A trailing `\r` and blank lines (spaces, tabs,
- * `\r`) are skipped. A line over the limit is discarded up to its newline and reported once as a
- * {@link FrameTooLargeError}; the parser then goes on. It never throws.
+ * `\r`) are skipped, and so is a UTF-8 byte order mark at the very start of the stream (RFC 8259
+ * lets a parser ignore it). A line over the limit is discarded up to its newline and reported once
+ * as a {@link FrameTooLargeError} carrying the line's first bytes; the parser then goes on. It
+ * never throws.
  */
 export class LineDecoder {
   readonly #sink: LineSink;
@@ -54,6 +58,8 @@ export class LineDecoder {
   #parts: Buffer[] = [];
   #partBytes = 0;
   #discarding = false;
+  /** No line has ended yet: a byte order mark may still open the stream. */
+  #isFirstLine = true;
 
   constructor(sink: LineSink, options: DecoderOptions = {}) {
     this.#sink = sink;
@@ -83,6 +89,14 @@ export class LineDecoder {
   /** Ends the input: a last line without a newline is decoded. */
   end(): void {
     if (!this.#discarding && this.#partBytes > 0) this.#flushParts();
+    this.discard();
+  }
+
+  /**
+   * Drops a partial line without decoding it: for an input that was destroyed rather than ended,
+   * whose last bytes are not a line the peer finished.
+   */
+  discard(): void {
     this.#discarding = false;
     this.#parts = [];
     this.#partBytes = 0;
@@ -90,10 +104,12 @@ export class LineDecoder {
 
   #append(bytes: Buffer): void {
     if (this.#partBytes + bytes.length > this.#max) {
+      const head = this.#head(firstBytes(this.#parts, bytes, FRAME_HEAD_BYTES + 3));
+      this.#isFirstLine = false;
       this.#parts = [];
       this.#partBytes = 0;
       this.#discarding = true;
-      this.#sink.error(new FrameTooLargeError(this.#max));
+      this.#sink.error(new FrameTooLargeError(this.#max, { head }));
       return;
     }
     // Copy: the caller may reuse its chunk buffer once write() returns.
@@ -110,8 +126,14 @@ export class LineDecoder {
 
   #line(buf: Buffer, start: number, end: number): void {
     if (end - start > this.#max) {
-      this.#sink.error(new FrameTooLargeError(this.#max));
+      const head = this.#head(buf.subarray(start, start + FRAME_HEAD_BYTES + 3));
+      this.#isFirstLine = false;
+      this.#sink.error(new FrameTooLargeError(this.#max, { head }));
       return;
+    }
+    if (this.#isFirstLine) {
+      this.#isFirstLine = false;
+      if (hasByteOrderMark(buf, start, end)) start += 3;
     }
     // A CRLF line's `\r` is not part of its text (the sink's `line` goes into logs and id echo).
     if (end > start && buf[end - 1] === CARRIAGE_RETURN) end--;
@@ -126,6 +148,29 @@ export class LineDecoder {
     }
     this.#sink.value(value, text);
   }
+
+  /** The first bytes of a line over the limit as text (without a stream-opening byte order mark). */
+  #head(bytes: Buffer): string {
+    const start = this.#isFirstLine && hasByteOrderMark(bytes, 0, bytes.length) ? 3 : 0;
+    return bytes.toString('utf8', start, Math.min(bytes.length, start + FRAME_HEAD_BYTES));
+  }
+}
+
+/** At most the first `count` bytes of `parts` followed by `last`, copying no more than that. */
+function firstBytes(parts: readonly Buffer[], last: Buffer, count: number): Buffer {
+  const taken: Buffer[] = [];
+  let size = 0;
+  for (const part of [...parts, last]) {
+    if (size >= count) break;
+    const piece = part.subarray(0, count - size);
+    taken.push(piece);
+    size += piece.length;
+  }
+  return Buffer.concat(taken, size);
+}
+
+function hasByteOrderMark(buf: Buffer, start: number, end: number): boolean {
+  return end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf;
 }
 
 function isBlank(text: string): boolean {

@@ -62,35 +62,109 @@ export { InitializeGate } from './acp/initialize';
 export type { InitializeGateOptions, InitializeState } from './acp/initialize';
 export {
   ACP_PROTOCOL_VERSION,
-  AcpClient,
+  ACP_PROTOCOL_VERSIONS,
+  UnsupportedProtocolVersionError,
+  acceptProtocolVersion,
+  isProtocolVersion,
+  negotiatedVersion,
+  selectProtocolVersion,
+  unsupportedProtocolVersion,
+} from './acp/negotiation';
+export type { AcpVersion, UnsupportedProtocolVersionData } from './acp/negotiation';
+export {
+  AUTHENTICATE_METHOD,
+  AUTH_LOGIN_METHOD,
+  FS_READ_TEXT_FILE_METHOD,
+  FS_WRITE_TEXT_FILE_METHOD,
   SESSION_CANCEL_METHOD,
   SESSION_NEW_METHOD,
   SESSION_PROMPT_METHOD,
+  SESSION_REQUEST_PERMISSION_METHOD,
   SESSION_UPDATE_METHOD,
-} from './acp/client';
+  TERMINAL_METHODS,
+} from './acp/methods';
+export { isSessionUpdateKind } from './acp/types';
+export type { ContentBlock, Implementation, SessionUpdate, SessionUpdateOf, SessionUpdateParams, StopReason } from './acp/types';
+export type * as AcpV1 from './acp/schema/v1';
+export type * as AcpV2 from './acp/schema/v2';
+export { AcpClient } from './acp/client';
 export type {
-  InitializeParams,
-  InitializeResult,
+  AcpClientOptions,
+  AgentInitialization,
+  ClientInitializeParams,
   NewSessionParams,
-  NewSessionResult,
   PromptParams,
-  PromptResult,
   SessionUpdateHandler,
   SessionUpdateOptions,
-  SessionUpdateParams,
 } from './acp/client';
+export { PromptTurn } from './acp/turn';
+export type { PromptOptions, TurnResult } from './acp/turn';
+export type { AcpClientHandlers, ClientRequestContext, TerminalHandlers } from './acp/client-handlers';
+export { AcpAgent } from './acp/agent';
+export type {
+  AcpAgentOptions,
+  AgentContext,
+  AgentInitializeAnswer,
+  AgentInitializeRequest,
+  AgentNewSessionAnswer,
+  AgentNewSessionRequest,
+  AgentPromptRequest,
+} from './acp/agent';
+export { AgentTurn } from './acp/agent-turn';
 export { innermostMessage, successorTarget, unwrapSuccessor, wrapSuccessor } from './acp/successor';
 export type { MessageTarget, SuccessorEnvelope } from './acp/successor';
 export { isCancelNotification, sendProxiedMessageTo } from './acp/forwarding';
 export { ProxyComponent } from './acp/proxy';
 export type { SuccessorRequestHandler } from './acp/proxy';
-export { Conductor } from './acp/conductor';
+export { COMPONENT_NOT_STARTED_REASON, Conductor } from './acp/conductor';
+export type { ConductorTraceOptions } from './trace/conductor-trace';
+export { AGENT_COMPONENT, CLIENT_COMPONENT, TRACE_EVENT_SCHEMA, proxyComponentName } from './trace/events';
+export type { NotificationTraceEvent, RequestTraceEvent, ResponseTraceEvent, TraceEvent, TraceProtocol } from './trace/events';
+export { TraceFileWriter, parseTraceText, readTraceFile } from './trace/file';
+export { TraceStore } from './trace/store';
+export { serveTraceViewer } from './trace/server';
+export type { TraceViewer, TraceViewerOptions } from './trace/server';
+export type { TraceStoreOptions } from './trace/store';
+export { REDACTED, redactCredentials } from './trace/redact';
+export {
+  BAGGAGE_META_KEY,
+  TRACEPARENT_META_KEY,
+  TRACESTATE_META_KEY,
+  childTraceparent,
+  formatTraceparent,
+  newSpanId,
+  newTraceId,
+  parseTraceparent,
+  traceContextOf,
+  withChildSpan,
+  withTraceContext,
+} from './trace/context';
+export type { TraceContextMeta, TraceParent } from './trace/context';
+export { automaticAnswerOf } from './trace/otel';
+export type { AutomaticAnswer } from './trace/otel';
 export type { ConductorOptions, ConductorOutcome } from './acp/conductor';
+export { DEFAULT_CHAIN_IDLE_TIMEOUT_MS, DEFAULT_MAX_CHAINS, listenConductor } from './acp/conductor-listener';
+export type { ConductorListener, ConductorListenerOptions } from './acp/conductor-listener';
 export type { ChainComponent, ComponentRole, ComponentSource } from './acp/chain-component';
 export { CommandLineError, splitCommandLine } from './acp/command-line';
 export { createConnectionPair } from './transports/pair';
 export { connectStdio } from './transports/stdio';
 export { spawnConnection } from './transports/child-process';
 export type { ChildConnection, ChildExit, SpawnConnectionOptions } from './transports/child-process';
-export { connectTcp, listenTcp, socketConnection } from './transports/tcp';
-export type { TcpAddress, TcpListener } from './transports/tcp';
+export { DEFAULT_MAX_CONNECTIONS, connectTcp, listenTcp, socketConnection } from './transports/tcp';
+export type { TcpAddress, TcpListenOptions, TcpListener } from './transports/tcp';
+export { connectWebSocket } from './transports/websocket';
+export type { ConnectWebSocketOptions, RemoteConnectionOptions } from './transports/websocket';
+export { listenRemote, listenRemoteStreams } from './transports/remote-server';
+export type { RemoteClientInfo, RemoteListener, RemoteServerOptions, RemoteTransport } from './transports/remote-server';
+export { DEFAULT_HOST, DEFAULT_MAX_PAYLOAD, DEFAULT_PATH } from './transports/limits';
+export type { AccessOptions } from './transports/limits';
+export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS } from './transports/heartbeat';
+export type { HeartbeatOptions } from './transports/heartbeat';
+export { HeartbeatTimeoutError, HttpStatusError, WebSocketCloseCode, WebSocketCloseError } from './transports/errors';
+export { connectHttp } from './transports/http-client';
+export type { ConnectHttpOptions } from './transports/http-client';
+export { OutputStalledError } from './transports/http-server-stream';
+export type { HttpServerLimits } from './transports/http-server-stream';
+export { connectUrl, isPeerUrl } from './transports/url';
+export type { ConnectUrlOptions } from './transports/url';

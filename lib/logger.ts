@@ -18,10 +18,16 @@ export interface Logger {
   readonly traces: boolean;
   /** Records one event. */
   log(level: LogLevel, message: string): void;
+  /**
+   * Whether a record of `level` would be written. Optional: without it, acp-wire assumes every
+   * level is. acp-wire asks before building a costly record (one that describes what a peer sent),
+   * so a silent logger costs nothing.
+   */
+  isEnabled?(level: LogLevel): boolean;
 }
 
 /** A logger that drops everything (the default). */
-export const silentLogger: Logger = Object.freeze({ traces: false, log() {} });
+export const silentLogger: Logger = Object.freeze({ traces: false, log() {}, isEnabled: () => false });
 
 const RANK: Record<LogLevel, number> = { trace: 0, debug: 1, warn: 2, error: 3 };
 
@@ -56,6 +62,7 @@ export function createStderrLogger(options: StderrLoggerOptions = {}): Logger {
       if (RANK[recordLevel] < min) return;
       write(`${new Date().toISOString()}${prefix} ${recordLevel} ${message}\n`);
     },
+    isEnabled: (recordLevel) => RANK[recordLevel] >= min,
   };
 }
 
@@ -67,4 +74,67 @@ export function defaultLogger(name?: string): Logger {
   const level = process.env.ACP_WIRE_LOG;
   if (level === undefined || !Object.hasOwn(RANK, level)) return silentLogger;
   return createStderrLogger({ level: level as LogLevel, name });
+}
+
+/**
+ * Logs the message `describe()` builds, only if `logger` would write a record of `level`: nothing
+ * is computed for a silent logger.
+ *
+ * @internal
+ */
+export function logLazily(logger: Logger, level: LogLevel, describe: () => string): void {
+  if (logger.isEnabled?.(level) === false) return;
+  logger.log(level, describe());
+}
+
+/** The longest description of a peer's value that goes into a log record, in characters. */
+export const BRIEF_LIMIT = 200;
+
+const STOP = Symbol('stop');
+
+/**
+ * A JSON-like description of `value` cut after `maxChars` characters (then ending `…`), built
+ * without ever serializing more than that: a 10 MB value costs what its first 200 characters cost.
+ *
+ * @remarks Never throws: a value that cannot be walked (a throwing getter) is described by its
+ * `Object.prototype.toString`. Nesting deeper than 20 levels is shown as `…`.
+ * @internal
+ */
+export function briefly(value: unknown, maxChars = BRIEF_LIMIT): string {
+  let out = '';
+  const append = (text: string): void => {
+    out += text.length > maxChars ? text.slice(0, maxChars) : text;
+    if (out.length > maxChars) throw STOP;
+  };
+  const walk = (item: unknown, depth: number): void => {
+    if (typeof item === 'string') return append(JSON.stringify(item.length > maxChars ? item.slice(0, maxChars) : item));
+    if (typeof item !== 'object' || item === null) return append(String(item));
+    if (depth >= 20) return append('…');
+    if (Array.isArray(item)) {
+      append('[');
+      for (let i = 0; i < item.length; i++) {
+        if (i > 0) append(',');
+        walk(item[i], depth + 1);
+      }
+      return append(']');
+    }
+    append('{');
+    let first = true;
+    for (const key in item) {
+      if (!Object.hasOwn(item, key)) continue;
+      if (!first) append(',');
+      first = false;
+      walk(key, depth + 1);
+      append(':');
+      walk((item as Record<string, unknown>)[key], depth + 1);
+    }
+    append('}');
+  };
+  try {
+    walk(value, 0);
+  } catch (stopped) {
+    if (stopped !== STOP) return Object.prototype.toString.call(value);
+    return `${out.slice(0, maxChars)}…`;
+  }
+  return out;
 }

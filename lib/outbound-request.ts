@@ -17,6 +17,8 @@ export interface OutboundWire {
   publish(request: OutboundRequest): void;
   /** Writes one `$/cancel_request` for `id`. */
   sendCancel(id: RequestId): void;
+  /** Stops waiting for the answer to `id` (given up): a late answer is discarded. */
+  giveUp(id: RequestId): void;
 }
 
 /** The wire error a forwarded upstream gets, given the upstream request's method. @internal */
@@ -160,9 +162,13 @@ export class OutboundRequest implements DropTarget {
     if (upstream) this.#deliverUpstream(undefined, forwardedError(upstream.method));
   }
 
-  /** The caller stops waiting (a timeout): reject it now; a later answer is discarded. */
+  /**
+   * The caller stops waiting (a timeout): reject it now; the connection forgets the request (a later
+   * answer is discarded), so nothing of it stays for an answer that may never come.
+   */
   giveUp(error: Error): void {
     if (this.#state !== 'pending') return;
+    this.wire.giveUp(this.#id!);
     const forwardedError: ForwardedError = (method) => RpcError.internalError({ reason: 'request_timeout', method }).toJSON();
     this.#end({ error, forwardedError });
     const upstream = this.#upstream;

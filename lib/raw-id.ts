@@ -1,10 +1,11 @@
 /**
- * Exact echo of request ids that a JavaScript number cannot hold (integers beyond 2^53,
- * fractions): the id's text is recovered from the received line and written back as is.
+ * Exact echo of numeric request ids whose text `JSON.stringify` would not write back as received
+ * (integers beyond 2^53, fractions, `1e-400` that parses to `0`, `1.0`, `-0`): the id's text is
+ * recovered from the received line and written back as is.
  *
  * @packageDocumentation
  */
-import type { ErrorObject, JsonValue, RequestId } from './message';
+import { isRequestId, type ErrorObject, type JsonValue } from './message';
 import { encodeMessage } from './framing';
 
 const QUOTE = 0x22;
@@ -15,16 +16,6 @@ const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
-
-/**
- * Whether a parsed id may differ from the text the peer sent: a number that is not a safe integer.
- *
- * @remarks The one check on the hot path; ids that pass it need no scan.
- * @internal
- */
-export function isInexactId(id: RequestId): id is number {
-  return typeof id === 'number' && !Number.isSafeInteger(id);
-}
 
 /**
  * The raw text of the top-level `"id"` member of a JSON object, or `undefined` when there is none.
@@ -61,16 +52,83 @@ export function findRawId(text: string): string | undefined {
 }
 
 /**
- * The exact text of a received request's id when its parsed value is inexact, else `undefined`.
+ * The text of a received request's numeric id when `JSON.stringify(id)` would write something
+ * else, or `undefined` when the parsed id is written back exactly.
  *
- * @remarks Returns the raw token only when it is a number that reads back as `id`, so a
- * response never carries anything but the request's own id.
+ * @remarks
+ * A number token reads back as a different text when it is beyond 2^53 (`9007199254740993`), a
+ * fraction with trailing digits (`1.50`), an exponent (`1e21`, `1e-400` which parses to `0`),
+ * a fraction that rounds to an integer (`1.0000000000000000001` is `1`), or `-0`. Returns the raw
+ * token only when it is a number that reads back as `id`, so a response never carries anything but
+ * the request's own id.
+ *
+ * Cost on the hot path (every request with a numeric id): when `"id"` occurs once in the line and
+ * nothing in it is escaped with `\u`, that occurrence is the top-level member (a second one — in
+ * params, a string, a duplicate key — would be a second occurrence), and only its token is read;
+ * otherwise the line's top-level members are scanned ({@link findRawId}).
  * @internal
  */
-export function exactIdText(line: string, id: number): string | undefined {
-  const raw = findRawId(line);
-  if (raw === undefined || !/^-?\d/.test(raw)) return undefined;
+export function rawIdText(line: string, id: number): string | undefined {
+  const raw = idToken(line);
+  if (raw === undefined || raw === String(id) || !/^-?\d/.test(raw)) return undefined;
   return Number(raw) === id ? raw : undefined;
+}
+
+/** The top-level `id` token of a line `JSON.parse` accepted (fast path described above). */
+function idToken(line: string): string | undefined {
+  const at = line.indexOf('"id"');
+  if (at === -1 || line.indexOf('"id"', at + 1) !== -1 || line.indexOf('\\u') !== -1) return findRawId(line);
+  let i = skipSpace(line, at + 4);
+  if (line.charCodeAt(i) !== COLON) return findRawId(line);
+  i = skipSpace(line, i + 1);
+  const end = endOfScalar(line, i);
+  return end === -1 ? undefined : line.slice(i, end);
+}
+
+/**
+ * The raw id of the request a line over the size limit starts, recovered from its first bytes, or
+ * `undefined` when they do not show one.
+ *
+ * @remarks
+ * Reads the top-level members the head holds completely. The line counts as a request only when a
+ * `"method"` member and an `"id"` member (a string, a finite number or null) are both among them,
+ * and no `"result"` or `"error"` member is: a response is never answered, a notification has no
+ * id, and a member cut by the end of the head is not trusted (a number `12` may be the start of
+ * `123`). Of duplicate `"id"` members the first wins (the rest of the line is never read).
+ * @internal
+ */
+export function requestIdOfHead(head: string): string | undefined {
+  let i = skipSpace(head, 0);
+  if (head.charCodeAt(i) !== OPEN_BRACE) return undefined;
+  i = skipSpace(head, i + 1);
+  let id: string | undefined;
+  let hasMethod = false;
+  for (;;) {
+    const keyEnd = endOfString(head, i);
+    if (keyEnd === -1) break;
+    const key = head.slice(i, keyEnd);
+    i = skipSpace(head, keyEnd);
+    if (head.charCodeAt(i) !== COLON) break;
+    i = skipSpace(head, i + 1);
+    const valueEnd = endOfValue(head, i);
+    if (valueEnd === -1 || valueEnd >= head.length) break;
+    if (key === '"result"' || key === '"error"') return undefined;
+    if (key === '"method"') hasMethod = head.charCodeAt(i) === QUOTE;
+    else if (id === undefined && isIdKey(key) && isIdToken(head.slice(i, valueEnd))) id = head.slice(i, valueEnd);
+    i = skipSpace(head, valueEnd);
+    if (head.charCodeAt(i) !== COMMA) break;
+    i = skipSpace(head, i + 1);
+  }
+  return hasMethod ? id : undefined;
+}
+
+/** Whether `token` is the JSON text of a valid request id: a string, a finite number or null. */
+function isIdToken(token: string): boolean {
+  try {
+    return isRequestId(JSON.parse(token));
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -4,7 +4,8 @@
  *
  * @packageDocumentation
  */
-import { holdInputWhileFull, type Connection } from './connection';
+import type { Connection } from './connection';
+import { holdInputWhileFull } from './connection-hooks';
 import { toDisposable, type Disposable } from './disposable';
 
 /**

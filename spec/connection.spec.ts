@@ -395,6 +395,31 @@ describe('Connection', () => {
       expect(await rejectionOf(sent)).to.be.instanceOf(ConnectionClosedError).and.include({ reason: 'input ended', method: 'm' });
     });
 
+    it('decodes a last line without a newline when the input ends', async () => {
+      peer.connection.onRequest('echo', (params: unknown) => params);
+      const closed = nextEvent(peer.connection, 'close');
+      peer.input.end('{"jsonrpc":"2.0","id":1,"method":"echo","params":["last"]}');
+      await closed;
+      expect(await peer.out.waitFor(1)).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":["last"]}']);
+    });
+
+    it('discards a partial line, however large, when the input is destroyed instead of ended (issue 11)', async () => {
+      const warnings = errorsOf(peer.connection);
+      peer.connection.onRequest('echo', (params: unknown) => params);
+      const closed = nextEvent<[CloseReason, Error?]>(peer.connection, 'close');
+      peer.input.write('{"jsonrpc":"2.0","id":1,"method":"echo","params":["complete JSON, unfinished line"]}');
+      peer.input.write(`\n{"jsonrpc":"2.0","id":2,"method":"echo","params":["${'x'.repeat(4 * 1024 * 1024)}`);
+      peer.input.destroy();
+      expect(await closed).to.deep.equal(['input ended', undefined]);
+      const secondLine = peer.out.waitFor(2).then(
+        () => 'a second line',
+        () => 'the output ended first',
+      );
+      expect(await secondLine).to.equal('the output ended first');
+      expect(peer.out.lines).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":["complete JSON, unfinished line"]}']);
+      expect(warnings, 'the partial line was not parsed').to.deep.equal([]);
+    });
+
     it("closes with reason 'input error' and the error when the input errors", async () => {
       const sent = peer.connection.sendRequest('m');
       const closed = nextEvent<[CloseReason, Error?]>(peer.connection, 'close');

@@ -31,6 +31,11 @@ function unreadPeer(): { connection: Connection; output: PassThrough; startReadi
   };
 }
 
+/** Sends 1 KiB notifications until the output needs drain. */
+function fillOutput(connection: Connection): void {
+  while (!connection.writableNeedDrain) connection.sendNotification('n', { pad: LINE_PAD });
+}
+
 describe('Connection backpressure for senders (issue 11, defect 4)', () => {
   let peer: ReturnType<typeof unreadPeer>;
   beforeEach(() => {
@@ -41,14 +46,17 @@ describe('Connection backpressure for senders (issue 11, defect 4)', () => {
     await peer.connection.close();
   });
 
-  describe('#sendNotification()', () => {
-    it('returns true while the output can take more, then false once the queued lines reach its high-water mark', () => {
+  describe('#writableNeedDrain', () => {
+    it('is false while the output can take more, then true once the queued lines reach its high-water mark', () => {
       const { connection, output } = peer;
       expect(connection.writableNeedDrain).to.equal(false);
-      expect(connection.sendNotification('n', { pad: 'x' })).to.equal(true);
+      connection.sendNotification('n', { pad: 'x' });
+      expect(connection.writableNeedDrain).to.equal(false);
       let sent = 1;
-      while (connection.sendNotification('n', { pad: LINE_PAD })) sent++;
-      expect(connection.writableNeedDrain).to.equal(true);
+      while (!connection.writableNeedDrain) {
+        connection.sendNotification('n', { pad: LINE_PAD });
+        sent++;
+      }
       expect(connection.writableLength).to.be.at.least(output.writableHighWaterMark);
       expect(connection.writableLength).to.be.below(output.writableHighWaterMark + 2 * LINE_PAD.length);
       expect(sent).to.be.below(output.writableHighWaterMark / LINE_PAD.length + 2);
@@ -63,7 +71,7 @@ describe('Connection backpressure for senders (issue 11, defect 4)', () => {
 
     it("resolves and emits 'drain' once the peer reads, with writableNeedDrain false again", async () => {
       const { connection } = peer;
-      while (connection.sendNotification('n', { pad: LINE_PAD }));
+      fillOutput(connection);
       let drainEvents = 0;
       connection.on('drain', () => drainEvents++);
       const drained = connection.drained();
@@ -75,7 +83,7 @@ describe('Connection backpressure for senders (issue 11, defect 4)', () => {
 
     it('rejects with ConnectionClosedError when the connection closes while it waits', async () => {
       const { connection } = peer;
-      while (connection.sendNotification('n', { pad: LINE_PAD }));
+      fillOutput(connection);
       const waiting = connection.drained().then(undefined, (error: unknown) => error);
       void connection.close();
       const error = await waiting;
@@ -85,7 +93,7 @@ describe('Connection backpressure for senders (issue 11, defect 4)', () => {
 
     it('rejects with the abort reason when its signal aborts, and at once for an aborted signal', async () => {
       const { connection } = peer;
-      while (connection.sendNotification('n', { pad: LINE_PAD }));
+      fillOutput(connection);
       const controller = new AbortController();
       const waiting = connection.drained({ signal: controller.signal }).then(undefined, (error: unknown) => error);
       const reason = new Error('give up');
@@ -111,12 +119,10 @@ describe('Connection backpressure for senders (issue 11, defect 4)', () => {
     const firstBlock = new Promise<void>((resolve) => (blocked = resolve));
     const sender = (async () => {
       for (; sent < COUNT; ) {
-        const ok = connection.sendNotification('n', { seq: sent++, pad: LINE_PAD });
+        connection.sendNotification('n', { seq: sent++, pad: LINE_PAD });
         maxQueued = Math.max(maxQueued, connection.writableLength);
-        if (!ok) {
-          blocked();
-          await connection.drained();
-        }
+        if (connection.writableNeedDrain) blocked();
+        await connection.drained();
       }
     })();
     await firstBlock;

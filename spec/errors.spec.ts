@@ -4,10 +4,13 @@ import {
   AlreadyAnsweredError,
   ConnectionClosedError,
   ErrorCode,
+  ForwardingError,
   FrameTooLargeError,
   JsonParseError,
   NotificationHandlerError,
   ProtocolError,
+  RequestAlreadySentError,
+  RequestDetachedError,
   RequestTimeoutError,
   RpcError,
   SerializationError,
@@ -148,6 +151,9 @@ describe('local errors', () => {
     [new NotificationHandlerError('n', { cause }), 'NotificationHandlerError', 'ACP_WIRE_NOTIFICATION_HANDLER'],
     [new RequestTimeoutError('m', 50, { cause }), 'RequestTimeoutError', 'ACP_WIRE_REQUEST_TIMEOUT'],
     [new SerializationError('nope', { cause }), 'SerializationError', 'ACP_WIRE_SERIALIZATION'],
+    [new RequestDetachedError('m', { cause }), 'RequestDetachedError', 'ACP_WIRE_REQUEST_DETACHED'],
+    [new RequestAlreadySentError('m', { cause }), 'RequestAlreadySentError', 'ACP_WIRE_REQUEST_ALREADY_SENT'],
+    [new ForwardingError('m', 'cannot forward', { cause }), 'ForwardingError', 'ACP_WIRE_FORWARDING'],
   ];
   for (const [error, name, code] of cases) {
     describe(`${name} (shared contract)`, () => {

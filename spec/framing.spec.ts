@@ -173,10 +173,59 @@ describe('LineDecoder', () => {
       expect(valuesOf(events)).to.deep.equal([{ b: 2 }]);
     });
 
+    it('keeps the first bytes of an oversize line split across chunks as the error\'s head (issue 11)', () => {
+      const line = `{"jsonrpc":"2.0","id":9,"method":"m","params":["${'p'.repeat(3000)}"]}`;
+      const chunks = [...bytewise(Buffer.from(line.slice(0, 40))), line.slice(40) + '\n'];
+      const [error] = errorsOf(decodeChunks(chunks, { maxLineBytes: 2048 }));
+      expect((error as FrameTooLargeError).head).to.equal(line.slice(0, 1024));
+    });
+
+    it('keeps the first 1,024 bytes of an oversize line that arrived in one chunk as its head', () => {
+      const line = `["${'q'.repeat(3000)}"]`;
+      const [error] = errorsOf(decodeChunks([line + '\n'], limit));
+      expect((error as FrameTooLargeError).head).to.equal(line.slice(0, 1024));
+    });
+
     it('counts bytes, not characters', () => {
       // 6 three-byte characters plus quotes: 20 bytes, 8 characters.
       const events = decodeChunks([`"${'€'.repeat(6)}"\n`], limit);
       expect(errorsOf(events)[0]).to.be.instanceOf(FrameTooLargeError);
+    });
+  });
+
+  describe('a UTF-8 byte order mark (issue 11)', () => {
+    const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
+    it('is skipped at the start of the stream: the first line decodes', () => {
+      expect(decodeChunks([Buffer.concat([BOM, Buffer.from(REQUEST_LINE + '\n[2]\n')])])).to.deep.equal([
+        { kind: 'value', value: REQUEST, line: REQUEST_LINE },
+        { kind: 'value', value: [2], line: '[2]' },
+      ]);
+    });
+
+    it('is skipped when it is split across chunks', () => {
+      const events = decodeChunks([...bytewise(BOM), '[1]\n']);
+      expect(events).to.deep.equal([{ kind: 'value', value: [1], line: '[1]' }]);
+    });
+
+    it('is skipped before a blank first line', () => {
+      expect(valuesOf(decodeChunks([BOM, '\r\n[1]\n']))).to.deep.equal([[1]]);
+    });
+
+    it('is not skipped later in the stream: a line that starts with one is a JsonParseError', () => {
+      const events = decodeChunks(['[1]\n', BOM, '[2]\n']);
+      expect(events.map((e) => e.kind)).to.deep.equal(['value', 'error']);
+    });
+  });
+
+  describe('#discard()', () => {
+    it('drops a partial line instead of decoding it, and a later end() decodes nothing', () => {
+      const events: unknown[] = [];
+      const decoder = new LineDecoder({ value: (value) => events.push(value), error: (error) => events.push(error) });
+      decoder.write(Buffer.from('[1]\n[2'));
+      decoder.discard();
+      decoder.end();
+      expect(events).to.deep.equal([[1]]);
     });
   });
 

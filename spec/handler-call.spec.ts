@@ -85,4 +85,36 @@ describe('request handler outcomes', () => {
       );
     });
   });
+
+  describe('a returned value that looks like a promise but is not one', () => {
+    beforeEach(() => {
+      peer.connection.onRequest('ping', () => 'pong');
+    });
+
+    it('answers -32603 when reading its then throws, and the connection goes on (regression, issue 11 defect 7)', async () => {
+      peer.connection.onRequest('hostile', () => ({
+        get then(): never {
+          throw new Error('then getter');
+        },
+      }));
+      peer.send({ jsonrpc: '2.0', id: 1, method: 'hostile' }, { jsonrpc: '2.0', id: 2, method: 'ping' });
+      expect(await peer.out.waitFor(2)).to.deep.equal([
+        '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error","data":"Error: then getter"}}',
+        '{"jsonrpc":"2.0","id":2,"result":"pong"}',
+      ]);
+    });
+
+    it('answers -32603 when its then() throws', async () => {
+      peer.connection.onRequest('hostile', () => ({
+        then(): never {
+          throw new TypeError('then call');
+        },
+      }));
+      peer.send({ jsonrpc: '2.0', id: 1, method: 'hostile' }, { jsonrpc: '2.0', id: 2, method: 'ping' });
+      expect(await peer.out.waitFor(2)).to.deep.equal([
+        '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error","data":"TypeError: then call"}}',
+        '{"jsonrpc":"2.0","id":2,"result":"pong"}',
+      ]);
+    });
+  });
 });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { FrameTooLargeError, JsonParseError, ProtocolError, type Connection } from '../lib';
+import { FrameTooLargeError, JsonParseError, ProtocolError, type Connection, type Logger } from '../lib';
 import { RawPeer, deeplyNestedArray } from './helpers/raw-peer';
 
 const PARSE_ERROR = '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}';
@@ -53,6 +53,12 @@ describe('Connection with hostile input', () => {
         expect(peer.errors[0]!.cause).to.be.instanceOf(SyntaxError);
       });
     }
+
+    it('answers a first request preceded by a UTF-8 byte order mark as if there were none (issue 11)', async () => {
+      peer.writeRaw(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"jsonrpc":"2.0","id":1,"method":"echo","params":["first"]}\n')]));
+      expect(await peer.linesBeforeProbe()).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":["first"]}']);
+      expect(peer.errors).to.deep.equal([]);
+    });
 
     it('answers invalid UTF-8 bytes with -32700 and goes on', async () => {
       peer.writeRaw(Buffer.from([0xc3, 0x28, 0xff, 0xfe, 0x0a]));
@@ -212,21 +218,61 @@ describe('Connection with hostile input', () => {
   });
 
   describe('oversize lines', () => {
-    it('discards a line over maxLineBytes without answering, emits FrameTooLargeError and goes on', async () => {
+    /** Writes each line to a connection limited to 64-byte lines; returns what it answered before a probe. */
+    async function answersWithLimit64(...lines: string[]): Promise<{ answers: string[]; warnings: unknown[] }> {
       const small = new RawPeer({ maxLineBytes: 64 });
       try {
-        small.writeLine(`{"jsonrpc":"2.0","id":1,"method":"echo","params":["${'x'.repeat(100)}"]}`);
-        expect(await small.linesBeforeProbe()).to.deep.equal([]);
-        expect(small.errors).to.have.length(1);
-        expect(small.errors[0]).to.be.instanceOf(FrameTooLargeError).and.include({ limit: 64 });
+        for (const line of lines) small.writeLine(line);
+        return { answers: await small.linesBeforeProbe(), warnings: small.errors };
       } finally {
         await small.close();
       }
+    }
+
+    const big = `"${'x'.repeat(100)}"`;
+    /** Longer than the 1,024 first bytes a FrameTooLargeError keeps. */
+    const huge = `"${'x'.repeat(2000)}"`;
+
+    it('answers a request line over maxLineBytes -32600 with the id its first bytes show, warns FrameTooLargeError and goes on', async () => {
+      const { answers, warnings } = await answersWithLimit64(`{"jsonrpc":"2.0","id":1,"method":"echo","params":[${big}]}`);
+      expect(answers).to.deep.equal([
+        '{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request","data":"the line exceeds the limit of 64 bytes"}}',
+      ]);
+      expect(warnings).to.have.length(1);
+      expect(warnings[0]).to.be.instanceOf(FrameTooLargeError).and.include({ limit: 64 });
     });
+
+    it('echoes the recovered id byte for byte, a string or an inexact number', async () => {
+      const { answers } = await answersWithLimit64(
+        `{"id":"a\\"b","method":"echo","jsonrpc":"2.0","params":[${big}]}`,
+        `{"jsonrpc":"2.0","method":"echo","id":1.50,"params":[${big}]}`,
+      );
+      expect(answers.map((line) => line.slice(0, line.indexOf(',"error"')))).to.deep.equal([
+        '{"jsonrpc":"2.0","id":"a\\"b"',
+        '{"jsonrpc":"2.0","id":1.50',
+      ]);
+    });
+
+    const unanswered: [string, string][] = [
+      ['the id comes after its first 1,024 bytes', `{"jsonrpc":"2.0","method":"echo","params":[${huge}],"id":2}`],
+      ['no method comes in its first 1,024 bytes (it may be a response)', `{"jsonrpc":"2.0","id":3,"params":[${huge}],"method":"echo"}`],
+      ['it is a response', `{"jsonrpc":"2.0","id":4,"result":[${big}]}`],
+      ['it is a notification', `{"jsonrpc":"2.0","method":"note","params":[${big}]}`],
+      ['it is not an object', `[${big}]`],
+    ];
+    for (const [name, line] of unanswered) {
+      it(`discards a line over maxLineBytes without answering when ${name}`, async () => {
+        const { answers, warnings } = await answersWithLimit64(line);
+        expect(answers).to.deep.equal([]);
+        expect(warnings).to.have.length(1);
+      });
+    }
   });
 
   describe('ids beyond 2^53 and other inexact numbers', () => {
     const ids = ['9007199254740993', '-9007199254740993', '123456789012345678901234567890', '1.50', '1e21', '2.5E-3'];
+    // Tokens that parse to a safe integer but are not its canonical text (regression, issue 11 defect 9).
+    ids.push('1e-400', '1.0000000000000000001', '1.0', '-0', '5E0');
     for (const raw of ids) {
       it(`echoes the id ${raw} byte for byte in a result`, async () => {
         peer.writeLine(`{"jsonrpc":"2.0","id":${raw},"method":"echo","params":[1]}`);
@@ -256,6 +302,54 @@ describe('Connection with hostile input', () => {
     it('echoes the exact id of a CRLF line', async () => {
       peer.writeRaw('{"jsonrpc":"2.0","method":"echo","id":9007199254740995}\r\n');
       expect(await peer.linesBeforeProbe()).to.deep.equal(['{"jsonrpc":"2.0","id":9007199254740995,"result":null}']);
+    });
+  });
+
+  describe('log amplification (issue 11)', () => {
+    /** A RawPeer whose logger keeps every warn record and counts the questions it was asked. */
+    function loggingPeer(enabled: boolean): { peer: RawPeer; records: string[]; asked: () => number } {
+      const records: string[] = [];
+      let asked = 0;
+      const logger: Logger = {
+        traces: false,
+        isEnabled: () => {
+          asked++;
+          return enabled;
+        },
+        log: (_level, message) => void records.push(message),
+      };
+      return { peer: new RawPeer({ logger }), records, asked: () => asked };
+    }
+
+    const megabyte = 'x'.repeat(1024 * 1024);
+    const hostile: [string, string][] = [
+      ['a malformed $/cancel_request with 1 MiB of params', `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":{"big":"${megabyte}"}}}`],
+      ['a response whose 1 MiB id matches nothing', `{"jsonrpc":"2.0","id":"${megabyte}","result":1}`],
+    ];
+    for (const [name, line] of hostile) {
+      it(`logs ${name} in a record of at most 400 characters`, async () => {
+        const { peer: logged, records } = loggingPeer(true);
+        try {
+          logged.writeLine(line);
+          await logged.linesBeforeProbe();
+          expect(records).to.have.length(1);
+          expect(records[0]!.length).to.be.within(1, 400);
+        } finally {
+          await logged.close();
+        }
+      });
+    }
+
+    it('builds no record for a logger that says warn is off', async () => {
+      const { peer: silent, records, asked } = loggingPeer(false);
+      try {
+        silent.writeLine(hostile[0]![1]);
+        await silent.linesBeforeProbe();
+        expect(asked()).to.be.at.least(1);
+        expect(records).to.deep.equal([]);
+      } finally {
+        await silent.close();
+      }
     });
   });
 

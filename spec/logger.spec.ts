@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { createStderrLogger, defaultLogger, silentLogger, type LogLevel } from '../lib';
+import { briefly, logLazily } from '../lib/logger';
 
 const LEVELS: LogLevel[] = ['trace', 'debug', 'warn', 'error'];
 const RECORD = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z( \S+)? (trace|debug|warn|error) .*\n$/;
@@ -122,6 +123,64 @@ describe('logger', () => {
       });
       expect(written).to.have.length(1);
       expect(written[0]).to.match(RECORD).and.include(' client warn shown');
+    });
+  });
+
+  describe('isEnabled()', () => {
+    it('says no level is enabled on the silent logger', () => {
+      expect(LEVELS.map((level) => silentLogger.isEnabled!(level))).to.deep.equal([false, false, false, false]);
+    });
+
+    it('says which levels a stderr logger writes', () => {
+      const logger = createStderrLogger({ level: 'debug', write: () => {} });
+      expect(LEVELS.map((level) => logger.isEnabled!(level))).to.deep.equal([false, true, true, true]);
+    });
+  });
+
+  describe('logLazily()', () => {
+    it('does not build the message when the level is off', () => {
+      let built = 0;
+      logLazily(createStderrLogger({ level: 'error', write: () => {} }), 'warn', () => String(++built));
+      expect(built).to.equal(0);
+    });
+
+    it('builds and logs it when the level is on, or when the logger cannot say', () => {
+      const records: string[] = [];
+      logLazily(createStderrLogger({ write: (text) => records.push(text) }), 'warn', () => 'on');
+      logLazily({ traces: false, log: (_level, message) => records.push(message) }, 'debug', () => 'unknown');
+      expect(records.map((record) => record.trimEnd().split(' ').pop())).to.deep.equal(['on', 'unknown']);
+    });
+  });
+
+  describe('briefly()', () => {
+    it('describes a small value as its JSON', () => {
+      expect(briefly({ a: [1, 'x', null, true] })).to.equal('{"a":[1,"x",null,true]}');
+    });
+
+    it('cuts a long description after 200 characters, ending it with …', () => {
+      const text = briefly({ big: 'y'.repeat(10_000), more: [1, 2, 3] });
+      expect(text).to.have.length(201);
+      expect(text.startsWith('{"big":"yyy')).to.equal(true);
+      expect(text.endsWith('…')).to.equal(true);
+    });
+
+    it('stops walking an array of a million items once it has 200 characters', () => {
+      expect(briefly(Array.from({ length: 1_000_000 }, (_, i) => i))).to.have.length(201);
+    });
+
+    it('shows nesting deeper than 20 levels as …', () => {
+      let deep: unknown = 'core';
+      for (let i = 0; i < 100_000; i++) deep = [deep];
+      expect(briefly(deep)).to.equal(`${'['.repeat(20)}…${']'.repeat(20)}`);
+    });
+
+    it('never throws: a value with a throwing getter is described by its tag', () => {
+      const hostile = {
+        get boom(): never {
+          throw new Error('getter');
+        },
+      };
+      expect(briefly(hostile)).to.equal('[object Object]');
     });
   });
 });

@@ -1,19 +1,9 @@
 import { expect } from 'chai';
 import { SerializationError } from '../lib';
-import { encodeResponseWithRawId, exactIdText, findRawId, isInexactId } from '../lib/raw-id';
+import { encodeResponseWithRawId, findRawId, rawIdText } from '../lib/raw-id';
 import { deeplyNestedArray } from './helpers/raw-peer';
 
 describe('raw-id', () => {
-  describe('isInexactId()', () => {
-    it('is false for safe integers, strings and null', () => {
-      expect([0, -5, 2 ** 53 - 1, 'x', null].map(isInexactId)).to.deep.equal([false, false, false, false, false]);
-    });
-
-    it('is true for integers beyond 2^53 and for fractions', () => {
-      expect([2 ** 53, -(2 ** 60), 1.5, 1e21].map(isInexactId)).to.deep.equal([true, true, true, true]);
-    });
-  });
-
   describe('findRawId()', () => {
     const found: [string, string, string][] = [
       ['a number', '{"jsonrpc":"2.0","id":9007199254740993,"method":"m"}', '9007199254740993'],
@@ -55,18 +45,40 @@ describe('raw-id', () => {
     });
   });
 
-  describe('exactIdText()', () => {
-    it('returns the token of an id that JSON.parse rounds', () => {
-      const line = '{"jsonrpc":"2.0","id":9007199254740993,"method":"m"}';
-      expect(exactIdText(line, JSON.parse(line).id)).to.equal('9007199254740993');
+  describe('rawIdText()', () => {
+    /** The line a peer sends with `token` as its id, and the id JSON.parse reads from it. */
+    function request(token: string, rest = '"method":"m"'): [string, number] {
+      const line = `{"jsonrpc":"2.0","id":${token},${rest}}`;
+      return [line, (JSON.parse(line) as { id: number }).id];
+    }
+
+    for (const token of ['9007199254740993', '1.50', '1e21', '1e-400', '1.0000000000000000001', '1.0', '-0', '2E0']) {
+      it(`returns ${token}, which JSON.stringify would write differently`, () => {
+        expect(rawIdText(...request(token))).to.equal(token);
+      });
+    }
+
+    for (const token of ['0', '7', '-12', '9007199254740991', '1.5']) {
+      it(`returns undefined for ${token}, written back exactly`, () => {
+        expect(rawIdText(...request(token))).to.equal(undefined);
+      });
+    }
+
+    it('reads the top-level id, not one in params, a string or an earlier duplicate member', () => {
+      const line = '{"jsonrpc":"2.0","id":5,"params":{"id":1e-400,"s":"\\"id\\":0"},"method":"m","id":1e-400}';
+      expect(rawIdText(line, 0)).to.equal('1e-400');
+    });
+
+    it('reads an id whose key is written with escapes', () => {
+      expect(rawIdText('{"jsonrpc":"2.0","\\u0069d":1.0,"method":"m"}', 1)).to.equal('1.0');
     });
 
     it('returns undefined when the token does not read back as the id', () => {
-      expect(exactIdText('{"id":9007199254740993}', 5)).to.equal(undefined);
+      expect(rawIdText('{"id":9007199254740993}', 5)).to.equal(undefined);
     });
 
     it('returns undefined when the member is not a number token', () => {
-      expect(exactIdText('{"id":"1.5"}', 1.5)).to.equal(undefined);
+      expect(rawIdText('{"id":"1.50"}', 1.5)).to.equal(undefined);
     });
   });
 

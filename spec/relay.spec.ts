@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { Conductor, Connection, relayBackpressure, sendProxiedMessageTo } from '../lib';
-import { heldInputBytes } from '../lib/connection';
+import { heldInputBytes } from '../lib/connection-hooks';
 
 /** The most a connection holds before it stops reading (lib/backlog.ts). */
 const BACKLOG_LIMIT = 16 * 1024 * 1024;

@@ -62,6 +62,21 @@ describe('SentRequest (API edges)', () => {
     });
   });
 
+  describe('given up after its timeout', () => {
+    it('is settled at once and no longer pending; its late answer passes without a warning (issue 11 defect 6)', async () => {
+      const warnings: unknown[] = [];
+      client.on('warning', (warning) => warnings.push(warning));
+      const sent = client.sendRequest('hold', undefined, { timeout: 1, timeoutGrace: 1 });
+      expect(await outcomeOf(sent)).to.have.property('code', 'ACP_WIRE_REQUEST_TIMEOUT');
+      expect(sent.isSettled).to.equal(true);
+      expect(client.pendingCount).to.equal(0);
+      held[0]!.respond('too late');
+      await client.sendRequest('echo', []);
+      await agent.sendRequest('echo', []);
+      expect(warnings).to.deep.equal([]);
+    });
+  });
+
   describe('#id', () => {
     it('is undefined for a request whose signal was already aborted (nothing was sent)', async () => {
       const sent = client.sendRequest('hold', undefined, { signal: AbortSignal.abort() });

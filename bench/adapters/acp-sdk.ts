@@ -7,7 +7,7 @@
  * @packageDocumentation
  */
 import { Readable, Writable } from 'node:stream';
-import { agent, client as clientApp, ndJsonStream } from '@agentclientprotocol/sdk';
+import { agent, client as clientApp, ndJsonStream, type Stream } from '@agentclientprotocol/sdk';
 import { COUNT, ECHO, HOLD, NOTE, RELEASE, STATS, ServerState, WAIT } from '../protocol';
 import { codeOf, type BenchClient, type BenchServer, type Library } from './types';
 
@@ -22,7 +22,12 @@ function streamOf(input: Readable, output: Writable) {
 }
 
 function client(input: Readable, output: Writable): BenchClient {
-  const connection = clientApp().connect(streamOf(input, output));
+  return sdkClient(streamOf(input, output));
+}
+
+/** The SDK client over any SDK stream (NDJSON here, its WebSocket stream in the WebSocket bench). @internal */
+export function sdkClient(stream: Stream): BenchClient {
+  const connection = clientApp().connect(stream);
   const peer = connection.agent;
   return {
     request: (method, params) => peer.request(method, params),
@@ -43,6 +48,11 @@ function waitForCancel(signal: AbortSignal): Promise<never> {
 }
 
 function serve(input: Readable, output: Writable): BenchServer {
+  return sdkServe(streamOf(input, output));
+}
+
+/** The SDK agent serving the bench protocol over any SDK stream. @internal */
+export function sdkServe(stream: Stream): BenchServer {
   const state = new ServerState();
   const app = agent()
     .onRequest(ECHO, identity, ({ params }) => params ?? null)
@@ -52,7 +62,7 @@ function serve(input: Readable, output: Writable): BenchServer {
     .onRequest(HOLD, identity, () => new Promise<null>((resolve) => state.hold(() => resolve(null))))
     .onNotification(RELEASE, identity, () => state.releaseAll())
     .onRequest(STATS, identity, ({ params }) => state.stats(params));
-  const connection = app.connect(streamOf(input, output));
+  const connection = app.connect(stream);
   return { close: async () => connection.close() };
 }
 

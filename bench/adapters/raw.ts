@@ -11,7 +11,8 @@ import type { BenchClient, BenchServer, Library } from './types';
 
 const CANCEL = '$/cancel_request';
 
-interface Wire {
+/** A JSON-RPC message as the raw peers look at it. @internal */
+export interface Wire {
   jsonrpc: '2.0';
   id?: number;
   method?: string;
@@ -44,43 +45,58 @@ function send(output: Writable, message: unknown): void {
   output.write(JSON.stringify(message) + '\n');
 }
 
-function client(input: Readable, output: Writable): BenchClient {
+/**
+ * The raw client over any message channel: `send` writes one message, the returned function takes
+ * each message received. @internal (also used by the WebSocket baseline)
+ */
+export function rawClient(send: (message: unknown) => void, close: () => Promise<void>): { client: BenchClient; receive: (message: Wire) => void } {
   const pending = new Map<number, { resolve(value: unknown): void; reject(error: unknown): void }>();
   let nextId = 1;
-  readLines(input, (message) => {
+  const receive = (message: Wire): void => {
     const waiter = pending.get(message.id!);
     if (!waiter) return;
     pending.delete(message.id!);
     if (message.error) waiter.reject(message.error);
     else waiter.resolve(message.result);
-  });
+  };
   const request = (method: string, params?: unknown): Promise<unknown> => {
     const id = nextId++;
     // Register first: an in-process peer may answer during write().
     const answer = new Promise((resolve, reject) => pending.set(id, { resolve, reject }));
-    send(output, { jsonrpc: '2.0', id, method, params });
+    send({ jsonrpc: '2.0', id, method, params });
     return answer;
   };
-  return {
+  const client: BenchClient = {
     request,
-    notify: (method, params) => send(output, { jsonrpc: '2.0', method, params }),
+    notify: (method, params) => send({ jsonrpc: '2.0', method, params }),
     startCancellable(method, params) {
       const id = nextId;
       const settled = request(method, params).then(
         () => 0,
         (error: { code: number }) => error.code,
       );
-      return { settled, cancel: () => send(output, { jsonrpc: '2.0', method: CANCEL, params: { requestId: id } }) };
+      return { settled, cancel: () => send({ jsonrpc: '2.0', method: CANCEL, params: { requestId: id } }) };
     },
-    close: async () => void output.end(),
+    close,
   };
+  return { client, receive };
 }
 
-function serve(input: Readable, output: Writable): BenchServer {
+function client(input: Readable, output: Writable): BenchClient {
+  const { client: bench, receive } = rawClient(
+    (message) => send(output, message),
+    async () => void output.end(),
+  );
+  readLines(input, receive);
+  return bench;
+}
+
+/** The raw server over any message channel: returns the function that takes each message received. @internal */
+export function rawServer(sendMessage: (message: unknown) => void): (message: Wire) => void {
   const state = new ServerState();
   const waiting = new Set<number>();
-  const reply = (id: number, result: unknown): void => send(output, { jsonrpc: '2.0', id, result });
-  readLines(input, (message) => {
+  const reply = (id: number, result: unknown): void => sendMessage({ jsonrpc: '2.0', id, result });
+  return (message) => {
     const id = message.id!;
     switch (message.method) {
       case ECHO:
@@ -94,7 +110,7 @@ function serve(input: Readable, output: Writable): BenchServer {
       case CANCEL: {
         const target = message.params!.requestId!;
         if (!waiting.delete(target)) return;
-        return send(output, { jsonrpc: '2.0', id: target, error: { code: REQUEST_CANCELLED, message: 'Request cancelled' } });
+        return sendMessage({ jsonrpc: '2.0', id: target, error: { code: REQUEST_CANCELLED, message: 'Request cancelled' } });
       }
       case HOLD:
         return state.hold(() => reply(id, null));
@@ -103,7 +119,11 @@ function serve(input: Readable, output: Writable): BenchServer {
       case STATS:
         return void state.stats(message.params).then((stats) => reply(id, stats));
     }
-  });
+  };
+}
+
+function serve(input: Readable, output: Writable): BenchServer {
+  readLines(input, rawServer((message) => send(output, message)));
   return { close: async () => void output.end() };
 }
 

@@ -7,7 +7,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Connection } from '../connection';
 import type { Logger } from '../logger';
-import { spawnConnection, type ChildExit } from '../transports/child-process';
+import { spawnConnection, type ChildConnection, type ChildExit } from '../transports/child-process';
 import { splitCommandLine } from './command-line';
 
 /**
@@ -71,8 +71,20 @@ export interface StartOptions {
 
 /** A started component and how to stop it. @internal */
 export interface StartedComponent extends ChainComponent {
-  /** Closes the connection and reaps the child (killing it if it lingers). */
+  /**
+   * Closes the connection and reaps the child (killing it if it lingers); bounded: see
+   * {@link lastResortKillMs}.
+   */
   close(): Promise<ChildExit | undefined>;
+}
+
+/**
+ * How long after `close()` a component's process is killed with SIGKILL whatever else happens:
+ * twice the kill timeout (the SIGTERM then SIGKILL escalation) plus one second. A child that does
+ * not read its stdin can keep the connection from flushing; this bounds the wait anyway. @internal
+ */
+export function lastResortKillMs(killTimeoutMs = 2000): number {
+  return 2 * killTimeoutMs + 1000;
 }
 
 /** The program and arguments of a source, checked before anything is started. @internal */
@@ -110,7 +122,24 @@ export function startComponent(source: ComponentSource, description: string, opt
     name,
     ...(logger ? { logger } : {}),
   });
-  return { ...base, connection: spawned.connection, child: spawned.child, exited: spawned.exited, close: spawned.close };
+  const close = (): Promise<ChildExit> => closeWithin(spawned, lastResortKillMs(options.killTimeoutMs));
+  return { ...base, connection: spawned.connection, child: spawned.child, exited: spawned.exited, close };
+}
+
+/** `spawned.close()`, or — if it has not resolved after `ms` — SIGKILL and the child's exit. */
+async function closeWithin(spawned: ChildConnection, ms: number): Promise<ChildExit> {
+  let timer: NodeJS.Timeout | undefined;
+  const lastResort = new Promise<ChildExit>((resolve) => {
+    timer = setTimeout(() => {
+      spawned.child.kill('SIGKILL');
+      resolve(spawned.exited);
+    }, ms);
+  });
+  try {
+    return await Promise.race([spawned.close(), lastResort]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** How a component's end reads in a message, e.g. `exited with code 3`. @internal */

@@ -1,87 +1,89 @@
 /**
- * A thin client side of ACP over a {@link Connection}: `initialize`, sessions, prompts and their
- * updates. Params and results stay plain JSON; this is a transport library, not a schema package.
+ * The client side of ACP over a {@link Connection}, the same API in protocol versions 1 and 2:
+ * `initialize` with version negotiation, sessions, prompt turns and the agent's requests.
  *
  * @packageDocumentation
  */
 import type { Connection } from '../connection';
 import { toDisposable, type Disposable } from '../disposable';
+import { ConnectionClosedError } from '../errors';
 import type { JsonObject, JsonValue } from '../message';
 import { INITIALIZE_METHOD } from '../protocol';
 import type { SendRequestOptions, SentRequest } from '../sent-request';
+import { PermissionRequests, clientCapabilitiesOf, registerClientHandlers, type AcpClientHandlers } from './client-handlers';
+import {
+  AUTHENTICATE_METHOD,
+  AUTH_LOGIN_METHOD,
+  SESSION_CANCEL_METHOD,
+  SESSION_NEW_METHOD,
+  SESSION_PROMPT_METHOD,
+  SESSION_UPDATE_METHOD,
+} from './methods';
+import { ACP_PROTOCOL_VERSIONS, acceptProtocolVersion, negotiatedVersion, recordNegotiatedVersion, type AcpVersion } from './negotiation';
+import type * as V1 from './schema/v1';
+import type * as V2 from './schema/v2';
+import { PromptTurn, type PromptOptions } from './turn';
+import type { ContentBlock, Implementation, SessionUpdateParams } from './types';
 
-/** The ACP protocol version this library speaks by default (ACP v2). */
-export const ACP_PROTOCOL_VERSION = 2;
-
-/** ACP's `session/new` request. */
-export const SESSION_NEW_METHOD = 'session/new';
-
-/** ACP's `session/prompt` request, answered `{messageId}` once the prompt is inserted. */
-export const SESSION_PROMPT_METHOD = 'session/prompt';
-
-/** ACP's `session/cancel` notification: stops a session's running turn. */
-export const SESSION_CANCEL_METHOD = 'session/cancel';
-
-/** ACP's `session/update` notification, sent by the agent. */
-export const SESSION_UPDATE_METHOD = 'session/update';
-
-/** `initialize` params: `protocolVersion` and `info` are required by ACP v2; anything else passes through. */
-export interface InitializeParams extends JsonObject {
-  /** The protocol version the client offers. */
-  protocolVersion: number;
-  /** The client's name and version. */
-  info: {
-    /** The client's name. */
-    name: string;
-    /** The client's version. */
-    version: string;
-  } & JsonObject;
+/** Options of an {@link AcpClient}. */
+export interface AcpClientOptions {
+  /** The client's name and version, sent in `initialize`. Default `{name: "acp-wire-client", version: "unspecified"}`. */
+  info?: Implementation;
+  /** The versions this client speaks. Default `[1, 2]`. */
+  protocolVersions?: readonly AcpVersion[];
+  /** Answers to the agent's requests (see {@link AcpClient.handle}). */
+  handlers?: AcpClientHandlers;
 }
 
-/** The agent's `initialize` result: the negotiated `protocolVersion`, its `info` and `capabilities`. */
-export interface InitializeResult extends JsonObject {
-  /** The protocol version the agent chose. */
-  protocolVersion: number;
+/** `AcpClient.initialize()` params: all optional; other fields are sent as given. */
+export interface ClientInitializeParams {
+  /** The version offered. Default: the highest of the client's `protocolVersions`. */
+  protocolVersion?: number;
+  /** Default: the client's `info`. */
+  info?: Implementation;
+  /** ACP v2 `capabilities`. Default `{}`. */
+  capabilities?: V2.ClientCapabilities;
+  /** ACP v1 `clientCapabilities`. Default: what the registered handlers support. */
+  clientCapabilities?: V1.ClientCapabilities;
+  _meta?: JsonObject;
+  [field: string]: unknown;
 }
 
-/** `session/new` params (`cwd` is an absolute path). */
-export interface NewSessionParams extends JsonObject {
-  /** The session's working directory, an absolute path. */
+/** The agent, as `initialize` described it, in the negotiated version. */
+export type AgentInitialization = {
+  /** The agent's name and version (v1 `agentInfo`, v2 `info`), when it sent one. */
+  readonly info: Implementation | undefined;
+} & (
+  | {
+      readonly protocolVersion: 1;
+      readonly capabilities: V1.AgentCapabilities;
+      readonly authMethods: V1.AuthMethod[];
+      readonly result: V1.InitializeResponse;
+    }
+  | {
+      readonly protocolVersion: 2;
+      readonly capabilities: V2.AgentCapabilities;
+      readonly authMethods: V2.AuthMethod[];
+      readonly result: V2.InitializeResponse;
+    }
+);
+
+/** `session/new` params: `cwd` (an absolute path); `mcpServers` defaults to `[]`. */
+export interface NewSessionParams {
   cwd: string;
-}
-
-/** `session/new` result. */
-export interface NewSessionResult extends JsonObject {
-  /** The new session's id. */
-  sessionId: string;
+  mcpServers?: (V1.McpServer | V2.McpServer)[];
+  [field: string]: unknown;
 }
 
 /** `session/prompt` params: the session and the prompt's content blocks (at least one). */
-export interface PromptParams extends JsonObject {
-  /** The session to prompt. */
+export interface PromptParams {
   sessionId: string;
-  /** The prompt's content blocks (at least one). */
-  prompt: JsonObject[];
+  prompt: ContentBlock[];
+  _meta?: JsonObject;
+  [field: string]: unknown;
 }
 
-/** `session/prompt` result: the id of the inserted user message. */
-export interface PromptResult extends JsonObject {
-  /** The id of the inserted user message. */
-  messageId: string;
-}
-
-/** One `session/update` notification: `update.sessionUpdate` names its kind. */
-export interface SessionUpdateParams extends JsonObject {
-  /** The session the update belongs to. */
-  sessionId: string;
-  /** The update itself. */
-  update: {
-    /** The kind of update, e.g. `agent_message_chunk` or `state_update`. */
-    sessionUpdate: string;
-  } & JsonObject;
-}
-
-/** Receives `session/update` notifications. A throw is reported on the connection's `'warning'` event. */
+/** Receives `session/update` notifications. A throw is reported on the connection, not sent. */
 export type SessionUpdateHandler = (params: SessionUpdateParams) => void;
 
 /** Options of {@link AcpClient.onSessionUpdate}. */
@@ -90,50 +92,59 @@ export interface SessionUpdateOptions {
   sessionId?: string;
 }
 
-const DEFAULT_INITIALIZE_PARAMS: Readonly<InitializeParams> = Object.freeze({
-  protocolVersion: ACP_PROTOCOL_VERSION,
-  info: { name: 'acp-wire-client', version: 'unspecified' },
-  capabilities: {},
-});
-
 interface Subscription {
   readonly handler: SessionUpdateHandler;
   readonly sessionId: string | undefined;
 }
 
+const DEFAULT_INFO: Implementation = Object.freeze({ name: 'acp-wire-client', version: 'unspecified' });
+
 /**
- * The client side of an ACP connection: sends `initialize`, `session/new`, `session/prompt` and
- * `session/cancel`, and fans `session/update` notifications out to handlers.
+ * The client side of an ACP connection, version-neutral: it offers ACP v2, accepts v1, and maps
+ * both to one API.
  *
  * @remarks
- * It only adds names and a little state to a {@link Connection}: every request is an ordinary
- * {@link SentRequest} (cancel it, forward it, give it a `signal`), nothing is validated against
- * the ACP schema, and requests are sent as called — the agent, not this class, refuses a request
- * sent before `initialize` completed. It registers the connection's one `session/update` handler
- * while at least one {@link AcpClient.onSessionUpdate} subscription is active (replacing any other
- * handler of that method). It never closes the connection.
+ * - {@link AcpClient.initialize} negotiates the version (kept per connection: see
+ *   {@link negotiatedVersion}); {@link AcpClient.prompt} returns a {@link PromptTurn} whose end is
+ *   the v1 answer or the v2 idle update; {@link AcpClient.handle} answers the agent's requests.
+ * - Every request is an ordinary {@link SentRequest} (`$/cancel_request` with `cancel()`).
+ * - It registers the connection's one `session/update` handler while a turn or a subscription
+ *   needs it, and the handlers given to {@link AcpClient.handle}. It never closes the connection.
  *
  * @example
  * ```ts
- * const { connection, close } = spawnConnection(process.execPath, ['dist/examples/conformance-agent.js']);
- * const client = new AcpClient(connection);
- * await client.initialize();
- * const { sessionId } = await client.newSession({ cwd: process.cwd(), mcpServers: [] });
- * using _ = client.onSessionUpdate(({ update }) => console.log(update.sessionUpdate), { sessionId });
- * const { messageId } = await client.prompt({ sessionId, prompt: [{ type: 'text', text: 'hello' }] });
- * await close();
+ * const agent = spawnConnection('node', ['agent.js']);
+ * const client = new AcpClient(agent.connection);
+ * const { protocolVersion } = await client.initialize();
+ * const { sessionId } = await client.newSession({ cwd: process.cwd() });
+ * const turn = client.prompt({ sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+ * for await (const update of turn) console.log(update.sessionUpdate);
+ * console.log(`ACP v${protocolVersion}:`, (await turn).stopReason);
+ * await agent.close();
  * ```
  */
 export class AcpClient {
   readonly #connection: Connection;
+  readonly #info: Implementation;
+  readonly #supported: readonly AcpVersion[];
   readonly #subscriptions = new Set<Subscription>();
+  readonly #turns = new Set<PromptTurn>();
+  readonly #handlers: AcpClientHandlers[] = [];
+  readonly #permissions = new PermissionRequests();
   #registration: Disposable | undefined;
-  #initializeResult: InitializeResult | undefined;
+  #agent: AgentInitialization | undefined;
 
-  /** @throws TypeError if `connection` is missing */
-  constructor(connection: Connection) {
+  /** @throws TypeError if `connection` is missing or a handler is invalid */
+  constructor(connection: Connection, options: AcpClientOptions = {}) {
     if (!connection || typeof connection.sendRequest !== 'function') throw new TypeError('connection must be a Connection');
     this.#connection = connection;
+    this.#info = options.info ?? DEFAULT_INFO;
+    this.#supported = options.protocolVersions ?? ACP_PROTOCOL_VERSIONS;
+    if (this.#supported.length === 0) throw new RangeError('options.protocolVersions must list at least one version');
+    if (options.handlers) this.handle(options.handlers);
+    connection.once('close', () => {
+      for (const turn of [...this.#turns]) turn.fail(new ConnectionClosedError(connection.closeReason ?? 'closed locally', SESSION_PROMPT_METHOD));
+    });
   }
 
   /** The connection this client sends on. */
@@ -141,70 +152,121 @@ export class AcpClient {
     return this.#connection;
   }
 
-  /** The agent's result of the last successful {@link AcpClient.initialize}, or `undefined`. */
-  get initializeResult(): InitializeResult | undefined {
-    return this.#initializeResult;
+  /** The negotiated protocol version, once `initialize` succeeded. */
+  get protocolVersion(): AcpVersion | undefined {
+    return negotiatedVersion(this.#connection) as AcpVersion | undefined;
+  }
+
+  /** The agent as the last successful {@link AcpClient.initialize} described it, or `undefined`. */
+  get agent(): AgentInitialization | undefined {
+    return this.#agent;
   }
 
   /**
-   * Sends `initialize` and keeps the agent's result as {@link AcpClient.initializeResult}.
+   * Sends `initialize`, offering the highest version the client speaks, and keeps the negotiated
+   * version.
    *
-   * @remarks Missing fields default to `protocolVersion: 2`, `info: {name: "acp-wire-client",
-   * version: "unspecified"}` and `capabilities: {}`; other fields pass through unchanged.
-   * A failed `initialize` leaves the previous result in place; the agent lets the client retry.
-   * The result's `protocolVersion` is not checked: compare it yourself if you support several.
-   * @returns resolves with the result; rejects with the agent's `RpcError`, or `ConnectionClosedError`
+   * @remarks An offer of 2 carries v2's `info`/`capabilities` and, for an agent that only speaks
+   * v1, v1's `clientInfo`/`clientCapabilities` too (each version's schema allows the other's
+   * fields). A failed `initialize` leaves the previous state in place; the agent lets the client retry.
+   * @returns resolves with the agent's description; rejects with the agent's `RpcError` (e.g.
+   * `-32022` with `data` `{requested, supported}`), `UnsupportedProtocolVersionError` when the agent
+   * answers a version the client does not speak (the connection is not closed), or `ConnectionClosedError`
    * @throws TypeError or RangeError for an invalid option
    */
-  async initialize(params: Partial<InitializeParams> = {}, options: SendRequestOptions = {}): Promise<InitializeResult> {
-    // `Partial` only makes the two required fields optional; the defaults fill them in.
-    const full = { ...DEFAULT_INITIALIZE_PARAMS, ...params } as InitializeParams;
-    const result = await this.#connection.sendRequest<InitializeResult>(INITIALIZE_METHOD, full, options);
-    this.#initializeResult = result;
-    return result;
+  async initialize(params: ClientInitializeParams = {}, options: SendRequestOptions = {}): Promise<AgentInitialization> {
+    const offered = params.protocolVersion ?? Math.max(...this.#supported);
+    const sent = this.#initializeParams(offered, params);
+    const result = await this.#connection.sendRequest<JsonObject>(INITIALIZE_METHOD, sent, options);
+    const version = acceptProtocolVersion(result?.protocolVersion, offered, this.#supported) as AcpVersion;
+    recordNegotiatedVersion(this.#connection, version);
+    this.#agent = describeAgent(version, result);
+    return this.#agent;
+  }
+
+  #initializeParams(offered: number, params: ClientInitializeParams): Record<string, unknown> {
+    const { protocolVersion: _offer, info = this.#info, capabilities = {}, clientCapabilities, ...rest } = params;
+    const v1Capabilities = clientCapabilities ?? clientCapabilitiesOf(this.#handlers);
+    if (offered < 2) return { protocolVersion: offered, clientInfo: info, clientCapabilities: v1Capabilities, ...rest };
+    const v1 = this.#supported.includes(1) ? { clientInfo: info, clientCapabilities: v1Capabilities } : {};
+    return { protocolVersion: offered, info, capabilities, ...v1, ...rest };
   }
 
   /**
-   * Sends `session/new`.
+   * Authenticates with one of the agent's `authMethods`: v1 `authenticate`, v2 `auth/login`.
    *
    * @throws TypeError or RangeError for an invalid option
    */
-  newSession(params: NewSessionParams, options: SendRequestOptions = {}): SentRequest<NewSessionResult> {
-    return this.#connection.sendRequest<NewSessionResult>(SESSION_NEW_METHOD, params, options);
+  authenticate(methodId: string, options: SendRequestOptions = {}): SentRequest<JsonObject> {
+    const method = this.protocolVersion === 2 ? AUTH_LOGIN_METHOD : AUTHENTICATE_METHOD;
+    return this.#connection.sendRequest<JsonObject>(method, { methodId }, options);
   }
 
   /**
-   * Sends `session/prompt`; it resolves `{messageId}` once the agent has inserted the prompt.
+   * Sends `session/new` (`mcpServers` defaults to `[]`, which both versions accept).
    *
-   * @remarks
-   * Aborting `options.signal` (or `cancel()`) sends `$/cancel_request` for this one request: it
-   * wins only before the prompt is inserted (`-32800`); afterwards the answer is still success.
-   * To stop the turn's work, use {@link AcpClient.cancelSession}. The turn's output arrives as
-   * `session/update` notifications, not in the result.
    * @throws TypeError or RangeError for an invalid option
    */
-  prompt(params: PromptParams, options: SendRequestOptions = {}): SentRequest<PromptResult> {
-    return this.#connection.sendRequest<PromptResult>(SESSION_PROMPT_METHOD, params, options);
+  newSession(params: NewSessionParams, options: SendRequestOptions = {}): SentRequest<V1.NewSessionResponse | V2.NewSessionResponse> {
+    return this.#connection.sendRequest(SESSION_NEW_METHOD, { ...params, mcpServers: params.mcpServers ?? [] }, options);
   }
 
   /**
-   * Sends the `session/cancel` notification: the agent stops the running turn and reports
-   * `state_update` idle with `stopReason: "cancelled"`.
+   * Sends `session/prompt` and returns the turn: await it for its stop reason, iterate it for its
+   * updates, `cancel()` it (`session/cancel`). See {@link PromptTurn}.
    *
-   * @remarks Does not cancel any request: a pending `session/prompt` is answered as usual.
+   * @remarks An `options.signal` already aborted still sends the prompt, then `session/cancel`.
+   */
+  prompt(params: PromptParams, options: PromptOptions = {}): PromptTurn {
+    this.#listen();
+    const request = this.#connection.sendRequest<V1.PromptResponse | V2.PromptResponse>(SESSION_PROMPT_METHOD, params);
+    const host = {
+      cancelSession: (sessionId: string) => this.cancelSession(sessionId),
+      ended: (turn: PromptTurn) => {
+        this.#turns.delete(turn);
+        this.#unlistenIfIdle();
+      },
+    };
+    const turn = new PromptTurn(host, params.sessionId, request, this.protocolVersion, options);
+    if (!turn.isDone) this.#turns.add(turn);
+    return turn;
+  }
+
+  /**
+   * Sends the `session/cancel` notification: the agent stops the session's running turn, which
+   * ends `cancelled`. Pending `session/request_permission` requests of the session are answered
+   * `cancelled` at once.
+   *
+   * @remarks Does not cancel any request: a pending `session/prompt` is answered as its version says.
    * @throws ConnectionClosedError if the connection is closed
    */
   cancelSession(sessionId: string, meta?: JsonObject): void {
     const params: JsonObject = meta === undefined ? { sessionId } : { sessionId, _meta: meta };
     this.#connection.sendNotification(SESSION_CANCEL_METHOD, params);
+    this.#permissions.cancel(sessionId);
+  }
+
+  /**
+   * Answers what the agent asks of the client (permissions; v1 files and terminals). Call it
+   * before {@link AcpClient.initialize}: the v1 capabilities sent there are the handlers' ones.
+   *
+   * @returns a disposable that removes these handlers
+   * @throws TypeError if a handler is not a function
+   */
+  handle(handlers: AcpClientHandlers): Disposable {
+    const registration = registerClientHandlers(this.#connection, handlers, () => this.protocolVersion, this.#permissions);
+    this.#handlers.push(handlers);
+    return toDisposable(() => {
+      registration.dispose();
+      this.#handlers.splice(this.#handlers.indexOf(handlers), 1);
+    });
   }
 
   /**
    * Calls `handler` for every `session/update` notification (of one session, with `sessionId`).
    *
    * @remarks Handlers run in arrival order, synchronously as each notification is decoded. When
-   * one throws, the others still run and the first error is reported on the connection's
-   * `'warning'` event (nothing is sent to the agent).
+   * one throws, the others still run and the first error is reported on the connection.
    * @returns a disposable that stops the delivery to this handler
    * @throws TypeError if `handler` is not a function
    */
@@ -212,32 +274,53 @@ export class AcpClient {
     if (typeof handler !== 'function') throw new TypeError('handler must be a function');
     const subscription: Subscription = { handler, sessionId: options.sessionId };
     this.#subscriptions.add(subscription);
-    this.#registration ??= this.#connection.onNotification(SESSION_UPDATE_METHOD, (params: JsonValue) => this.#deliver(params));
+    this.#listen();
     return toDisposable(() => {
       this.#subscriptions.delete(subscription);
-      if (this.#subscriptions.size > 0) return;
-      this.#registration?.dispose();
-      this.#registration = undefined;
+      this.#unlistenIfIdle();
     });
+  }
+
+  #listen(): void {
+    this.#registration ??= this.#connection.onNotification(SESSION_UPDATE_METHOD, (params: JsonValue) => this.#deliver(params));
+  }
+
+  #unlistenIfIdle(): void {
+    if (this.#subscriptions.size > 0 || this.#turns.size > 0) return;
+    this.#registration?.dispose();
+    this.#registration = undefined;
   }
 
   #deliver(params: JsonValue): void {
     if (!isSessionUpdate(params)) throw new TypeError(`malformed ${SESSION_UPDATE_METHOD} params: ${JSON.stringify(params)}`);
     let failure: { error: unknown } | undefined;
-    for (const { handler, sessionId } of [...this.#subscriptions]) {
-      if (sessionId !== undefined && sessionId !== params.sessionId) continue;
+    const run = (fn: () => void): void => {
       try {
-        handler(params);
+        fn();
       } catch (error) {
         failure ??= { error };
       }
+    };
+    for (const turn of [...this.#turns]) if (turn.sessionId === params.sessionId) run(() => turn.accept(params));
+    for (const { handler, sessionId } of [...this.#subscriptions]) {
+      if (sessionId === undefined || sessionId === params.sessionId) run(() => handler(params));
     }
     if (failure) throw failure.error;
   }
 }
 
+function describeAgent(version: AcpVersion, result: JsonObject): AgentInitialization {
+  const v1 = version === 1;
+  const info = (v1 ? (result.agentInfo ?? result.info) : (result.info ?? result.agentInfo)) ?? undefined;
+  const capabilities = (v1 ? (result.agentCapabilities ?? {}) : (result.capabilities ?? {})) as JsonObject;
+  const authMethods = (Array.isArray(result.authMethods) ? result.authMethods : []) as JsonObject[];
+  const common = { info: info === null ? undefined : (info as unknown as Implementation) };
+  return v1
+    ? { ...common, protocolVersion: 1, capabilities: capabilities as V1.AgentCapabilities, authMethods: authMethods as unknown as V1.AuthMethod[], result: result as unknown as V1.InitializeResponse }
+    : { ...common, protocolVersion: 2, capabilities: capabilities as V2.AgentCapabilities, authMethods: authMethods as unknown as V2.AuthMethod[], result: result as unknown as V2.InitializeResponse };
+}
 
-function isSessionUpdate(params: JsonValue): params is SessionUpdateParams {
+function isSessionUpdate(params: JsonValue): params is JsonValue & SessionUpdateParams {
   if (typeof params !== 'object' || params === null || Array.isArray(params)) return false;
   const { sessionId, update } = params;
   return (

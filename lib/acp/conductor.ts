@@ -6,7 +6,7 @@
  */
 import type { Connection } from '../connection';
 import { RpcError } from '../errors';
-import type { Logger } from '../logger';
+import { briefly, logLazily, type Logger } from '../logger';
 import type { NotificationMessage } from '../message';
 import {
   INITIALIZE_METHOD,
@@ -17,6 +17,7 @@ import {
 } from '../protocol';
 import { relayBackpressure } from '../relay';
 import type { Responder } from '../responder';
+import { startConductorTrace, type ConductorTrace, type ConductorTraceOptions } from '../trace/conductor-trace';
 import type { ChildExit } from '../transports/child-process';
 import {
   describeExit,
@@ -27,10 +28,17 @@ import {
   type StartedComponent,
 } from './chain-component';
 import { isCancelNotification, sendProxiedMessageTo } from './forwarding';
+import { isProtocolVersion, recordNegotiatedVersion } from './negotiation';
 import { successorTarget, unwrapSuccessor, type MessageTarget } from './successor';
 
-/** Options of a {@link Conductor}. */
-export interface ConductorOptions {
+/**
+ * Options of a {@link Conductor}.
+ *
+ * @remarks `traceFile` and `onTraceEvent` trace the messages on the conductor's connections to
+ * the components it spawns (a component given as `{ connection }` is not traced); see
+ * docs/tracing.md.
+ */
+export interface ConductorOptions extends ConductorTraceOptions {
   /** The connection to the client (e.g. `connectStdio()` or a TCP connection). */
   client: Connection;
   /** The proxies in order, then the agent (last). At least one (the agent). */
@@ -41,13 +49,22 @@ export interface ConductorOptions {
   stderr?: 'inherit' | 'pipe' | 'ignore';
   /** How long to wait for a component to exit after its stdin is closed before SIGTERM (then SIGKILL). Default 2000 ms. */
   killTimeoutMs?: number;
+  /**
+   * When a component cannot be started at all: how long the conductor keeps answering the client
+   * (every request with `-32603`, see the class remarks) after the failure or after the client's
+   * last request, before it closes the client connection. Default 2000 ms.
+   */
+  notStartedLingerMs?: number;
 }
 
 /** Why and how a chain ended. */
 export interface ConductorOutcome {
-  /** The client went away, a component ended (died or closed its connection), or `close()` was called. */
-  reason: 'client closed' | 'component ended' | 'closed locally';
-  /** The component that ended, for `component ended`. */
+  /**
+   * The client went away, a component ended (died or closed its connection), a component could
+   * not be started at all (e.g. ENOENT), or `close()` was called.
+   */
+  reason: 'client closed' | 'component ended' | 'component not started' | 'closed locally';
+  /** The component that ended, for `component ended` and `component not started`. */
   component?: ChainComponent;
   /** How that component's process ended, when it is a child process. */
   exit?: ChildExit;
@@ -56,6 +73,9 @@ export interface ConductorOutcome {
 }
 
 const ENVELOPES = [PROXY_SUCCESSOR_METHOD, LEGACY_PROXY_SUCCESSOR_METHOD];
+
+/** The `reason` in the `-32603` data of every answer from a chain whose component could not be started. */
+export const COMPONENT_NOT_STARTED_REASON = 'component_not_started';
 const PROXY_INITIALIZES = [PROXY_INITIALIZE_METHOD, LEGACY_PROXY_INITIALIZE_METHOD];
 
 /**
@@ -77,10 +97,19 @@ const PROXY_INITIALIZES = [PROXY_INITIALIZE_METHOD, LEGACY_PROXY_INITIALIZE_METH
  * - Cancellation goes hop by hop: a raw `$/cancel_request` is never forwarded; the connection that
  *   receives it marks the request cancelled and the forwarded request is cancelled once on the next
  *   hop with that hop's id. A cancel for a finished request goes nowhere.
+ * - The protocol version each hop's `initialize` answer negotiates is kept on that hop's
+ *   connection (`negotiatedVersion(component.connection)`, and the client's for the first hop)
+ *   and logged at `debug` level: `agent debug negotiated ACP v1`. Proxies stay version-agnostic.
  * - When the client goes away or any component ends, the chain shuts down: every pending request
  *   is answered with an error (`-32603` with data `{"reason":"incoming_transport_closed","method"}`)
  *   where an answer can still be delivered, every connection is closed, every child is reaped
  *   (killed if it lingers), then {@link Conductor.closed} resolves. Nothing is restarted.
+ * - When a component cannot be started at all (its program is missing or not executable), the
+ *   other components are stopped at once and every request the client sent or sends is answered
+ *   `-32603` with data `{"reason":"component_not_started","component","command","code","cause"}`
+ *   (e.g. `code` `ENOENT`, `cause` `spawn nope ENOENT`); the client connection is closed once it
+ *   has sent nothing for `notStartedLingerMs`, or when the client goes away. The outcome's reason
+ *   is then `component not started`.
  * - The routing is installed as handlers on the client connection and on each component's
  *   connection (their `onAnyRequest`/`onAnyNotification` fallbacks and the `proxy/*` methods):
  *   do not register handlers of your own on them.
@@ -99,38 +128,55 @@ export class Conductor {
   readonly #client: Connection;
   readonly #components: StartedComponent[];
   readonly #closed: Promise<ConductorOutcome>;
+  /** The component that could not be started, when one could not. */
+  readonly #notStarted: StartedComponent | undefined;
+  readonly #trace: ConductorTrace | undefined;
   #end!: (outcome: Omit<ConductorOutcome, 'message' | 'exit'>) => void;
 
   /**
    * Starts every component and begins routing.
    *
    * @throws TypeError if `components` is empty or a component is invalid
+   * @throws RangeError if `notStartedLingerMs` is not a non-negative number
    * @throws CommandLineError if a command line cannot be split (nothing is started)
+   * @throws the file system's error if `traceFile` cannot be opened (nothing is started)
    */
   constructor(options: ConductorOptions) {
     const { client, components } = options;
     if (!client || typeof client.sendRequest !== 'function') throw new TypeError('client must be a Connection');
     if (!Array.isArray(components) || components.length === 0) throw new TypeError('components must list at least the agent');
+    const lingerMs = options.notStartedLingerMs ?? 2000;
+    if (!(typeof lingerMs === 'number' && lingerMs >= 0 && lingerMs < 2 ** 31)) {
+      throw new RangeError('notStartedLingerMs must be a non-negative number of milliseconds');
+    }
     components.forEach(resolveSource);
     this.#client = client;
+    const trace = (this.#trace = startConductorTrace(options));
     const last = components.length - 1;
+    const role = (index: number): ChainComponent['role'] => (index === last ? 'agent' : 'proxy');
     this.#components = components.map((source, index) =>
       startComponent(source, describe(source), {
         index,
-        role: index === last ? 'agent' : 'proxy',
-        logger: options.logger,
+        role: role(index),
+        logger: trace ? trace.loggerFor(index, role(index), options.logger) : options.logger,
         stderr: options.stderr ?? 'inherit',
         killTimeoutMs: options.killTimeoutMs,
       }),
     );
+    // A spawn that failed has no pid at once; its 'error' (with the cause) follows in a tick.
+    this.#notStarted = this.#components.find((component) => component.child !== undefined && component.child.pid === undefined);
     this.#closed = new Promise((resolve) => {
       let ending = false;
       this.#end = (outcome) => {
         if (ending) return;
         ending = true;
-        resolve(this.#shutdown(outcome));
+        resolve(this.#shutdown(this.#notStarted ? { reason: 'component not started', component: this.#notStarted } : outcome));
       };
     });
+    if (this.#notStarted) {
+      this.#refuseClient(this.#notStarted, lingerMs);
+      return;
+    }
     this.#routeClient();
     this.#components.forEach((component) => this.#routeComponent(component));
     this.#watchEnds();
@@ -158,9 +204,45 @@ export class Conductor {
     return this.#closed;
   }
 
+  /** `await using conductor = new Conductor(…)`: {@link Conductor.close} when the scope ends. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  /**
+   * A component could not be started: the chain cannot work. Stops the others, answers every
+   * request of the client with the cause, and closes the client once it has been quiet for `lingerMs`.
+   */
+  #refuseClient(failed: StartedComponent, lingerMs: number): void {
+    const client = this.#client;
+    for (const component of this.#components) if (component !== failed) void component.close();
+    let exit: ChildExit | undefined;
+    void failed.exited.then((value) => (exit = value));
+    let timer: NodeJS.Timeout | undefined;
+    const linger = (): void => {
+      clearTimeout(timer);
+      timer = setTimeout(() => void client.close(), lingerMs);
+    };
+    client.onAnyRequest(() => {
+      linger();
+      // Answered synchronously once the cause is known, so an answer is never lost to the client
+      // ending its input right after the request.
+      if (exit) throw notStartedError(failed, exit);
+      return failed.exited.then((value) => Promise.reject(notStartedError(failed, value)));
+    });
+    client.onAnyNotification(() => {});
+    linger();
+    const end = (): void => {
+      clearTimeout(timer);
+      this.#end({ reason: 'component not started', component: failed });
+    };
+    if (client.isClosed) queueMicrotask(end);
+    else client.once('close', end);
+  }
+
   #routeClient(): void {
     const client = this.#client;
-    const first = componentTarget(this.#components[0]!);
+    const first = componentTarget(this.#components[0]!, client);
     for (const method of [...PROXY_INITIALIZES, ...ENVELOPES]) {
       client.onRequest(method, () => {
         throw RpcError.invalidRequest(`\`${method}\` is not accepted from a client`);
@@ -191,7 +273,7 @@ export class Conductor {
   /** Logs a notification that goes nowhere (a cancel was already honoured by the connection). */
   #ignore(connection: Connection, message: NotificationMessage): void {
     if (isCancelNotification(message.method, message.params)) return;
-    connection.logger.log('warn', `ignored a \`${message.method}\` notification that has nowhere to go: ${JSON.stringify(message.params)}`);
+    logLazily(connection.logger, 'warn', () => `ignored a ${briefly(message.method)} notification that has nowhere to go: ${briefly(message.params)}`);
   }
 
   #watchEnds(): void {
@@ -212,6 +294,7 @@ export class Conductor {
     const clientClosed = this.#client.close();
     const settled = await Promise.all(exits);
     await clientClosed;
+    this.#trace?.close();
     const { component } = outcome;
     if (!component) {
       return { ...outcome, message: outcome.reason === 'client closed' ? 'the client went away' : 'the chain was closed' };
@@ -222,16 +305,51 @@ export class Conductor {
   }
 }
 
-/** Sends to one component plain; `initialize` becomes `proxy/initialize` for a proxy. */
-function componentTarget(component: ChainComponent): MessageTarget {
+/** The answer to every request of a chain whose component `failed` could not be started. */
+function notStartedError(failed: ChainComponent, exit: ChildExit | undefined): RpcError {
+  const error = exit?.error as NodeJS.ErrnoException | undefined;
+  return RpcError.internalError({
+    reason: COMPONENT_NOT_STARTED_REASON,
+    component: failed.name,
+    command: failed.description,
+    ...(typeof error?.code === 'string' ? { code: error.code } : {}),
+    cause: error?.message ?? 'the process could not be started',
+  });
+}
+
+/**
+ * Sends to one component plain; `initialize` becomes `proxy/initialize` for a proxy. The version its
+ * `initialize` answer negotiates is recorded on the component's connection (and on `upstream`, the
+ * client's, for the first component) and logged at `debug` (shown by `--trace`).
+ */
+function componentTarget(component: ChainComponent, upstream?: Connection): MessageTarget {
   const initialize = component.role === 'proxy' ? PROXY_INITIALIZE_METHOD : INITIALIZE_METHOD;
   const rename = (method: string): string =>
     method === INITIALIZE_METHOD || PROXY_INITIALIZES.includes(method) ? initialize : method;
   const { connection } = component;
   return {
-    sendRequest: (method, params) => connection.sendRequest(rename(method), params),
+    sendRequest: (method, params) => {
+      const sent = connection.sendRequest(rename(method), params);
+      if (rename(method) === initialize) watchNegotiation(sent, [connection, ...(upstream ? [upstream] : [])]);
+      return sent;
+    },
     sendNotification: (method, params) => connection.sendNotification(rename(method), params),
   };
+}
+
+/** Records (and logs) the protocol version an `initialize` answer negotiates on each hop given. */
+function watchNegotiation(sent: PromiseLike<unknown>, hops: readonly Connection[]): void {
+  sent.then(
+    (result) => {
+      const version = (result as { protocolVersion?: unknown } | null)?.protocolVersion;
+      if (!isProtocolVersion(version)) return;
+      for (const hop of hops) {
+        recordNegotiatedVersion(hop, version);
+        hop.logger.log('debug', `negotiated ACP v${version}`);
+      }
+    },
+    () => undefined,
+  );
 }
 
 /** A proxy's `proxy/successor` request: unwrapped and sent to the next component. */

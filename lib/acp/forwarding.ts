@@ -7,6 +7,9 @@ import { ConnectionClosedError, ForwardingError, SerializationError, describeThr
 import type { NotificationMessage } from '../message';
 import { cancelTargetOf } from '../protocol';
 import { Responder } from '../responder';
+import type { SentRequest } from '../sent-request';
+import { withChildSpan } from '../trace/context';
+import { startRequestSpan } from '../trace/otel';
 import { unserializableError } from '../unserializable';
 import type { MessageTarget } from './successor';
 
@@ -26,6 +29,11 @@ import type { MessageTarget } from './successor';
  *   written upstream is replaced by `-32603` `{"reason":"unserializable_response","method","cause"}`.
  * - A notification (`origin` is the received message) is sent on unchanged. A notification to a
  *   peer whose connection is closed is dropped: there is nobody to deliver it to.
+ * - W3C trace context in `params._meta` goes on as a child span: a valid `traceparent` is sent
+ *   with the same trace id and flags and a new parent id (the id of this hop's span);
+ *   `tracestate` and `baggage` go on unchanged. When `@opentelemetry/api` is installed and a
+ *   tracer provider records, a forwarded request gets a span (its id is the new parent id, and an
+ *   object `params` gets a `traceparent` even if it had none). Other params are sent unchanged.
  * - A raw `$/cancel_request` — plain, or wrapped in any number of `proxy/successor` envelopes — is
  *   dropped, never tunnelled: its `requestId` means nothing on the next connection. The receiving
  *   connection has already marked the named request cancelled, and a request forwarded by this
@@ -50,20 +58,23 @@ export function sendProxiedMessageTo(
   method: string = origin.method,
 ): void {
   if (origin instanceof Responder) {
-    let sent;
+    const span = startRequestSpan(method, params, origin);
+    let sent: SentRequest<unknown>;
     try {
-      sent = peer.sendRequest(method, params);
+      sent = peer.sendRequest(method, span ? span.params : withChildSpan(params));
+      sent.forwardResponseTo(origin);
     } catch (error) {
+      span?.fail(error);
       if (!(error instanceof SerializationError)) throw error;
       origin.respondWithError(unserializableError('unserializable_request', method, error));
       return;
     }
-    sent.forwardResponseTo(origin);
+    span?.watch(sent, origin);
     return;
   }
   if (isCancelNotification(method, params)) return;
   try {
-    peer.sendNotification(method, params);
+    peer.sendNotification(method, withChildSpan(params));
   } catch (error) {
     if (error instanceof ConnectionClosedError) return;
     if (!(error instanceof SerializationError)) throw error;

@@ -6,6 +6,7 @@
  */
 import type { Connection } from '../connection';
 import { toDisposable, type Disposable } from '../disposable';
+import { briefly, logLazily } from '../logger';
 import { RpcError } from '../errors';
 import type { NotificationMessage } from '../message';
 import {
@@ -166,7 +167,7 @@ export class ProxyComponent {
     const handler = this.#fromSuccessor.notificationHandler(innerMessage.method);
     if (handler) return handler(innerMessage.params, innerMessage);
     if (!inner) {
-      this.connection.logger.log('warn', `ignored a malformed \`${message.method}\` envelope: ${JSON.stringify(params)}`);
+      logLazily(this.connection.logger, 'warn', () => `ignored a malformed ${briefly(message.method)} envelope: ${briefly(params)}`);
       return undefined;
     }
     return sendProxiedMessageTo(this.client, innerMessage.params, innerMessage);

@@ -4,7 +4,9 @@
  * @packageDocumentation
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { Connection, closeConnection, type ConnectionOptions } from '../connection';
+import { Connection, type ConnectionOptions } from '../connection';
+import { closeConnection } from '../connection-hooks';
+import { HAS_PROCESS_GROUPS, ProcessGroup } from './process-tree';
 
 /** Options of {@link spawnConnection}. */
 export interface SpawnConnectionOptions extends ConnectionOptions {
@@ -14,7 +16,10 @@ export interface SpawnConnectionOptions extends ConnectionOptions {
   cwd?: string;
   /** Environment of the child. Default: this process's. */
   env?: NodeJS.ProcessEnv;
-  /** After `close()`, how long to wait for the child to exit before SIGTERM (then SIGKILL as long again). Default 2000 ms. */
+  /**
+   * After `close()`, how long to wait for the child to exit before SIGTERM to its process tree
+   * (then SIGKILL as long again). Default 2000 ms.
+   */
   killTimeoutMs?: number;
 }
 
@@ -36,7 +41,17 @@ export interface ChildConnection {
   readonly child: ChildProcess;
   /** Resolves once the child has exited (never rejects). */
   readonly exited: Promise<ChildExit>;
-  /** Closes the connection (ending the child's stdin) and resolves once the child has exited, killing it if it lingers. */
+  /**
+   * Closes the connection (ending the child's stdin) and resolves with the child's exit once its
+   * whole process tree has ended, killing what lingers. Idempotent.
+   *
+   * @remarks
+   * The child has `killTimeoutMs` to exit (counted from the call, even if lines are still queued for
+   * a child that does not read its stdin); then its process group gets SIGTERM, and SIGKILL after
+   * `killTimeoutMs` more. Once the child has exited, whatever still runs in its group (the binary a
+   * wrapper script launched, a background job of `sh -c`) gets SIGTERM, then SIGKILL after
+   * `killTimeoutMs`.
+   */
   close(): Promise<ChildExit>;
   /** Same as {@link ChildConnection.close}, for `await using child = spawnConnection(…)`. */
   [Symbol.asyncDispose](): Promise<void>;
@@ -48,6 +63,14 @@ export interface ChildConnection {
  * @remarks
  * The end of the child's stdout, the child's exit (once its stdio has closed), or a failure to
  * start it closes the connection: pending requests reject with `ConnectionClosedError`. The child's stderr never mixes with the protocol.
+ *
+ * Outside Windows the child runs in a process group (and session) of its own, so that `close()`
+ * ends everything it started, not only the child itself. Two consequences: a Ctrl-C in a terminal
+ * reaches this process but not the child (close the child on SIGINT, as `acp-wire conduct` does),
+ * and a group is not ended by the kernel when this process dies. If this process exits without
+ * closing the child (`process.exit()`, an uncaught exception, the end of its work), every group
+ * still open gets SIGTERM from an `'exit'` hook; if it is killed outright (SIGKILL, or a signal it
+ * does not handle), the child sees only the end of its stdin, and one that ignores it lives on.
  * @throws RangeError if `killTimeoutMs` is invalid
  * @example
  * ```ts
@@ -65,30 +88,61 @@ export function spawnConnection(command: string, args: readonly string[] = [], o
     cwd: options.cwd,
     env: options.env,
     stdio: ['pipe', 'pipe', options.stderr ?? 'inherit'],
+    // Its own process group, so that close() can end everything the child starts.
+    detached: HAS_PROCESS_GROUPS,
   });
+  const group = HAS_PROCESS_GROUPS && child.pid !== undefined ? new ProcessGroup(child.pid) : undefined;
   const connection = new Connection(child.stdout!, child.stdin!, options);
   const exited = new Promise<ChildExit>((resolve) => {
     child.once('error', (error) => {
       void closeConnection(connection, 'peer exited', error);
       resolve({ code: null, signal: null, error });
     });
-    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('exit', (code, signal) => {
+      // Nothing of the tree left: no reason to signal the group when this process exits.
+      if (group && !group.signal(0)) group.release();
+      resolve({ code, signal });
+    });
     // 'close' comes after the child's stdio has ended: an answer written just before exiting is
     // still read. (Usually stdout's end has closed the connection already.)
     child.once('close', () => void closeConnection(connection, 'peer exited'));
   });
-  const close = async (): Promise<ChildExit> => {
-    await connection.close();
-    return reap(child, exited, killTimeout);
-  };
+  let closing: Promise<ChildExit> | undefined;
+  const close = (): Promise<ChildExit> => (closing ??= closeChild(connection, child, exited, group, killTimeout));
   return { connection, child, exited, close, [Symbol.asyncDispose]: async () => void (await close()) };
 }
 
-async function reap(child: ChildProcess, exited: Promise<ChildExit>, killTimeout: number): Promise<ChildExit> {
+/**
+ * Ends the child's stdin, then ends its process tree: the kill escalation starts at once, whatever
+ * is still queued for a child that does not read its stdin.
+ */
+async function closeChild(
+  connection: Connection,
+  child: ChildProcess,
+  exited: Promise<ChildExit>,
+  group: ProcessGroup | undefined,
+  killTimeout: number,
+): Promise<ChildExit> {
+  const flushed = connection.close();
+  try {
+    const exit = await reapChild(child, exited, group, killTimeout);
+    if (group) await reapGroup(group, killTimeout);
+    // A process outside the group may still hold the pipe without reading it: stop waiting for it.
+    if (!child.stdin!.writableFinished) child.stdin!.destroy();
+    await flushed;
+    return exit;
+  } finally {
+    group?.release();
+  }
+}
+
+/** Waits `killTimeout` for the child to exit, then SIGTERMs its tree, then SIGKILLs it as long again. */
+async function reapChild(child: ChildProcess, exited: Promise<ChildExit>, group: ProcessGroup | undefined, killTimeout: number): Promise<ChildExit> {
+  const kill = (signal: NodeJS.Signals): void => void (group ? group.signal(signal) : child.kill(signal));
   let timer: NodeJS.Timeout | undefined;
   const escalate = (signal: NodeJS.Signals, next?: NodeJS.Signals): void => {
     timer = setTimeout(() => {
-      child.kill(signal);
+      kill(signal);
       if (next) escalate(next);
     }, killTimeout);
   };
@@ -98,4 +152,16 @@ async function reap(child: ChildProcess, exited: Promise<ChildExit>, killTimeout
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Once the child has exited, ends what is left of its group (say, the binary a wrapper script
+ * launched): SIGTERM, then SIGKILL if some of it still runs after `killTimeout`.
+ */
+async function reapGroup(group: ProcessGroup, killTimeout: number): Promise<void> {
+  if (!(await group.hasLiveMembers())) return;
+  group.signal('SIGTERM');
+  if (await group.waitUntilEmpty(killTimeout)) return;
+  group.signal('SIGKILL');
+  await group.waitUntilEmpty(killTimeout);
 }

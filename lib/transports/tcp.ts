@@ -5,6 +5,8 @@
  */
 import { createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { Connection, type ConnectionOptions } from '../connection';
+import { defaultLogger } from '../logger';
+import { admitSocket, checkIdleTimeout, checkMaxCount, hasWorkInFlight, peerOf, watchIdle } from './tcp-limits';
 
 /** Where to connect or listen. */
 export interface TcpAddress {
@@ -58,23 +60,52 @@ export interface TcpListener {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** The default {@link TcpListenOptions.maxConnections}. */
+export const DEFAULT_MAX_CONNECTIONS = 256;
+
+/** Options of {@link listenTcp}: each accepted connection's options, and the server's bounds. */
+export interface TcpListenOptions extends ConnectionOptions {
+  /**
+   * How many connections are served at once; a socket accepted beyond that is closed at once,
+   * with a `warn` log line naming its peer. An integer of at least 1, or `Infinity`. Default 256.
+   */
+  maxConnections?: number;
+  /**
+   * Closes a connection that has carried no byte either way for this long while nothing is in
+   * flight (no request it sent or received is unanswered), with a `debug` log line. Milliseconds;
+   * `0` (default) never closes an idle connection.
+   */
+  idleTimeoutMs?: number;
+}
+
 /**
  * Listens for TCP connections; `onConnection` receives one {@link Connection} per accepted socket.
  *
- * @throws RangeError for an invalid port
+ * @remarks Bounded: at most `maxConnections` at once (default 256); an idle timeout when
+ * `idleTimeoutMs` is set. See {@link TcpListenOptions}.
+ * @throws RangeError for an invalid port, `maxConnections` or `idleTimeoutMs`
  * @returns resolves once listening; rejects with the listen error (e.g. EADDRINUSE)
  */
 export function listenTcp(
   address: TcpAddress,
   onConnection: (connection: Connection, socket: Socket) => void,
-  options: ConnectionOptions = {},
+  options: TcpListenOptions = {},
 ): Promise<TcpListener> {
   checkPort(address.port);
+  const { maxConnections = DEFAULT_MAX_CONNECTIONS, idleTimeoutMs = 0, ...connectionOptions } = options;
+  checkMaxCount('maxConnections', maxConnections);
+  checkIdleTimeout('idleTimeoutMs', idleTimeoutMs);
+  const logger = options.logger ?? defaultLogger(options.name);
   const open = new Set<Connection>();
   const server = createServer((socket) => {
-    const connection = socketConnection(socket, options);
+    if (!admitSocket(socket, open.size, maxConnections, logger, 'connection')) return;
+    const connection = socketConnection(socket, connectionOptions);
     open.add(connection);
     connection.once('close', () => open.delete(connection));
+    watchIdle(socket, idleTimeoutMs, () => hasWorkInFlight(connection), () => {
+      logger.log('debug', `closed the connection from ${peerOf(socket)}: idle for ${idleTimeoutMs} ms`);
+      void connection.close();
+    });
     onConnection(connection, socket);
   });
   const close = async (): Promise<void> => {

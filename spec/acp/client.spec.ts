@@ -4,18 +4,21 @@ import {
   ConnectionClosedError,
   NotificationHandlerError,
   RpcError,
+  UnsupportedProtocolVersionError,
   createConnectionPair,
+  negotiatedVersion,
   type AcpWireError,
   type Connection,
+  type SessionUpdate,
   type SessionUpdateParams,
 } from '../../lib';
-import { CONFORMANCE_AGENT_NAME, serveConformanceAgent } from '../../examples/conformance-agent';
 import { closeAll, nextEvent } from '../helpers/events';
 
-const UPDATE = (sessionId: string, sessionUpdate = 'state_update'): SessionUpdateParams => ({
-  sessionId,
-  update: { sessionUpdate, state: 'running' },
-});
+const UPDATE = (sessionId: string, sessionUpdate = 'state_update'): SessionUpdateParams =>
+  ({ sessionId, update: { sessionUpdate, state: 'running' } }) as SessionUpdateParams;
+const CHUNK = (text: string): SessionUpdate => ({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text } });
+const IDLE = (stopReason: string): SessionUpdate => ({ sessionUpdate: 'state_update', state: 'idle', stopReason }) as SessionUpdate;
+const TEXT = [{ type: 'text' as const, text: 'hi' }];
 
 describe('AcpClient', () => {
   let clientSide: Connection;
@@ -35,74 +38,254 @@ describe('AcpClient', () => {
     await agent.sendRequest('_sync');
   }
 
+  /** Resolves once every message the client sent before it has been dispatched on the agent side. */
+  async function flushClientToAgent(): Promise<void> {
+    agent.onRequest('_sync', () => null);
+    await clientSide.sendRequest('_sync');
+  }
+
+  /** The agent answers initialize with `protocolVersion` and records what it received. */
+  function answerInitialize(protocolVersion: unknown, extra: object = {}): unknown[] {
+    const received: unknown[] = [];
+    agent.onRequest('initialize', (params) => (received.push(params), { protocolVersion, ...extra }));
+    return received;
+  }
+
   describe('constructor', () => {
     it('throws TypeError without a connection', () => {
       expect(() => new AcpClient(undefined as unknown as Connection)).to.throw(TypeError, 'connection must be a Connection');
     });
+
+    it('throws RangeError for an empty protocolVersions', () => {
+      expect(() => new AcpClient(clientSide, { protocolVersions: [] })).to.throw(RangeError, 'protocolVersions');
+    });
   });
 
   describe('#initialize()', () => {
-    it('sends protocol version 2, a client info and empty capabilities by default', async () => {
-      let received: unknown;
-      agent.onRequest('initialize', (params) => ((received = params), { protocolVersion: 2 }));
+    it('offers version 2 with v2 info/capabilities, and v1 clientInfo/clientCapabilities for a v1 agent', async () => {
+      const received = answerInitialize(2);
       await client.initialize();
-      expect(received).to.deep.equal({ protocolVersion: 2, info: { name: 'acp-wire-client', version: 'unspecified' }, capabilities: {} });
+      expect(received).to.deep.equal([
+        {
+          protocolVersion: 2,
+          info: { name: 'acp-wire-client', version: 'unspecified' },
+          capabilities: {},
+          clientInfo: { name: 'acp-wire-client', version: 'unspecified' },
+          clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+        },
+      ]);
     });
 
-    it('fills in only the missing fields and passes the others through', async () => {
-      let received: unknown;
-      agent.onRequest('initialize', (params) => ((received = params), { protocolVersion: 2 }));
-      await client.initialize({ info: { name: 'editor', version: '3.1' }, _meta: { trace: true } });
-      expect(received).to.deep.equal({ protocolVersion: 2, info: { name: 'editor', version: '3.1' }, capabilities: {}, _meta: { trace: true } });
+    it('offers version 1 in the v1 shape only when asked to', async () => {
+      const received = answerInitialize(1);
+      await client.initialize({ protocolVersion: 1, info: { name: 'editor', version: '3.1' }, _meta: { trace: true } });
+      expect(received).to.deep.equal([
+        {
+          protocolVersion: 1,
+          clientInfo: { name: 'editor', version: '3.1' },
+          clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+          _meta: { trace: true },
+        },
+      ]);
     });
 
-    it('resolves with the agent result and keeps it as initializeResult', async () => {
+    it('sends no v1 fields from a client that only speaks v2', async () => {
+      const received = answerInitialize(2);
+      await new AcpClient(clientSide, { protocolVersions: [2], info: { name: 'c', version: '1' } }).initialize();
+      expect(received).to.deep.equal([{ protocolVersion: 2, info: { name: 'c', version: '1' }, capabilities: {} }]);
+    });
+
+    it('accepts a v1 answer to an offer of 2 and keeps the negotiated version on the connection', async () => {
+      answerInitialize(1, { agentInfo: { name: 'old', version: '0.9' }, agentCapabilities: { loadSession: true }, authMethods: [] });
+      expect(client.protocolVersion).to.equal(undefined);
+      const agentInfo = await client.initialize();
+      expect(agentInfo).to.deep.include({ protocolVersion: 1, info: { name: 'old', version: '0.9' }, capabilities: { loadSession: true }, authMethods: [] });
+      expect(client.protocolVersion).to.equal(1);
+      expect(negotiatedVersion(clientSide)).to.equal(1);
+      expect(client.agent).to.equal(agentInfo);
+    });
+
+    it('describes a v2 agent from its info, capabilities and raw result', async () => {
       const result = { protocolVersion: 2, info: { name: 'a', version: '1' }, capabilities: { session: {} } };
       agent.onRequest('initialize', () => result);
-      expect(client.initializeResult).to.equal(undefined);
-      expect(await client.initialize()).to.deep.equal(result);
-      expect(client.initializeResult).to.deep.equal(result);
+      expect(await client.initialize()).to.deep.equal({ protocolVersion: 2, info: result.info, capabilities: { session: {} }, authMethods: [], result });
     });
 
-    it('rejects with the agent\'s RpcError and keeps the previous result', async () => {
+    it('rejects with UnsupportedProtocolVersionError when the agent answers a version above the offer', async () => {
+      answerInitialize(3);
+      const error = await client.initialize().then(() => undefined, (reason: unknown) => reason);
+      expect(error).to.be.instanceOf(UnsupportedProtocolVersionError).and.to.include({ code: 'ACP_WIRE_UNSUPPORTED_PROTOCOL_VERSION', offered: 2, answered: 3 });
+      expect(client.protocolVersion).to.equal(undefined);
+      expect(clientSide.isClosed).to.equal(false);
+    });
+
+    it('rejects with the agent\'s -32022 refusal as it was sent', async () => {
+      agent.onRequest('initialize', () => {
+        throw new RpcError(-32022, 'Unsupported protocol version', { requested: 2, supported: [3] });
+      });
+      const error = await client.initialize().then(() => undefined, (reason: unknown) => reason);
+      expect(error).to.be.instanceOf(RpcError).and.to.deep.include({ code: -32022, data: { requested: 2, supported: [3] } });
+    });
+
+    it('keeps the previous state when a later initialize fails', async () => {
       let calls = 0;
       agent.onRequest('initialize', () => {
-        if (++calls === 1) return { protocolVersion: 2, first: true };
+        if (++calls === 1) return { protocolVersion: 2, info: { name: 'a', version: '1' } };
         throw new RpcError(-32603, 'Internal error', 'nope');
       });
+      const first = await client.initialize();
+      await client.initialize().then(() => expect.fail('resolved'), () => undefined);
+      expect(client.agent).to.equal(first);
+      expect(client.protocolVersion).to.equal(2);
+    });
+  });
+
+  describe('#authenticate()', () => {
+    it('sends authenticate on a v1 connection and auth/login on a v2 one', async () => {
+      const methods: string[] = [];
+      agent.onAnyRequest((params, responder) => {
+        methods.push(`${responder.method} ${JSON.stringify(params)}`);
+        return responder.method === 'initialize' ? { protocolVersion: methods.length === 1 ? 1 : 2 } : {};
+      });
       await client.initialize();
-      const error = await client.initialize().then(() => undefined, (reason: unknown) => reason);
-      expect(error).to.be.instanceOf(RpcError).and.to.include({ code: -32603, data: 'nope' });
-      expect(client.initializeResult).to.deep.equal({ protocolVersion: 2, first: true });
+      await client.authenticate('openai-api-key');
+      const [otherSide, otherAgent] = createConnectionPair();
+      otherAgent.onAnyRequest((params, responder) => {
+        methods.push(`${responder.method} ${JSON.stringify(params)}`);
+        return responder.method === 'initialize' ? { protocolVersion: 2 } : {};
+      });
+      const v2 = new AcpClient(otherSide);
+      await v2.initialize();
+      await v2.authenticate('token');
+      await closeAll(otherSide, otherAgent);
+      expect(methods.filter((line) => !line.startsWith('initialize'))).to.deep.equal([
+        'authenticate {"methodId":"openai-api-key"}',
+        'auth/login {"methodId":"token"}',
+      ]);
     });
   });
 
   describe('#newSession()', () => {
-    it('sends session/new with the params and resolves with the result', async () => {
-      agent.onRequest('session/new', (params: { cwd: string }) => ({ sessionId: `s-${params.cwd}` }));
-      expect(await client.newSession({ cwd: '/work', mcpServers: [] })).to.deep.equal({ sessionId: 's-/work' });
+    it('sends session/new with mcpServers [] unless given, and resolves with the result', async () => {
+      const received: unknown[] = [];
+      agent.onRequest('session/new', (params: { cwd: string }) => (received.push(params), { sessionId: `s-${params.cwd}` }));
+      expect(await client.newSession({ cwd: '/work' })).to.deep.equal({ sessionId: 's-/work' });
+      expect(received).to.deep.equal([{ cwd: '/work', mcpServers: [] }]);
     });
   });
 
-  describe('#prompt()', () => {
-    it('sends session/prompt and resolves with {messageId}', async () => {
-      agent.onRequest('session/prompt', (params: { sessionId: string }) => ({ messageId: `m-${params.sessionId}` }));
-      expect(await client.prompt({ sessionId: 's', prompt: [{ type: 'text', text: 'hi' }] })).to.deep.equal({ messageId: 'm-s' });
+  describe('#prompt() on a v1 agent', () => {
+    beforeEach(async () => {
+      answerInitialize(1);
+      await client.initialize();
     });
 
-    it('sends one $/cancel_request for this request when the signal aborts', async () => {
+    it('ends the turn with the session/prompt answer; its updates are those before the answer', async () => {
+      agent.onRequest('session/prompt', async (params: { sessionId: string }) => {
+        agent.sendNotification('session/update', { sessionId: params.sessionId, update: CHUNK('a') });
+        agent.sendNotification('session/update', { sessionId: 'other', update: CHUNK('not mine') });
+        agent.sendNotification('session/update', { sessionId: params.sessionId, update: CHUNK('b') });
+        return { stopReason: 'end_turn' };
+      });
+      const turn = client.prompt({ sessionId: 's', prompt: TEXT });
+      const texts: string[] = [];
+      for await (const update of turn) texts.push(((update as { content: { text: string } }).content).text);
+      expect(await turn).to.deep.equal({ version: 1, stopReason: 'end_turn', messageId: undefined, response: { stopReason: 'end_turn' } });
+      expect(texts).to.deep.equal(['a', 'b']);
+      expect(turn.messageId).to.equal(undefined);
+    });
+
+    it('cancel() sends session/cancel once, and the turn ends with the agent\'s cancelled answer', async () => {
+      const cancels: unknown[] = [];
+      agent.onNotification('session/cancel', (params) => cancels.push(params));
+      agent.onRequest('session/prompt', (_params, responder) => {
+        agent.onNotification('session/cancel', (params) => (cancels.push(params), responder.respond({ stopReason: 'cancelled' })));
+      });
+      const turn = client.prompt({ sessionId: 's', prompt: TEXT });
+      await flushClientToAgent();
+      turn.cancel();
+      turn.cancel();
+      expect((await turn).stopReason).to.equal('cancelled');
+      turn.cancel();
+      await flushClientToAgent();
+      expect(cancels).to.deep.equal([{ sessionId: 's' }]);
+    });
+
+    it('cancels the turn when the signal aborts, even one aborted before the prompt', async () => {
+      const cancels: unknown[] = [];
+      agent.onRequest('session/prompt', (_params, responder) => {
+        agent.onNotification('session/cancel', (params) => (cancels.push(params), responder.respond({ stopReason: 'cancelled' })));
+      });
+      const controller = new AbortController();
+      controller.abort();
+      const turn = client.prompt({ sessionId: 's', prompt: TEXT }, { signal: controller.signal });
+      expect((await turn).stopReason).to.equal('cancelled');
+      expect(cancels).to.deep.equal([{ sessionId: 's' }]);
+    });
+
+    it('turn.request.cancel() sends $/cancel_request and the turn rejects with the agent\'s -32800', async () => {
       const cancels: unknown[] = [];
       agent.onNotification('$/cancel_request', (params) => cancels.push(params));
       agent.onRequest('session/prompt', (_params, responder) => {
         responder.signal.addEventListener('abort', () => responder.respondCancelled());
       });
-      const controller = new AbortController();
-      const sent = client.prompt({ sessionId: 's', prompt: [{ type: 'text', text: 'hi' }] }, { signal: controller.signal });
-      controller.abort();
-      controller.abort();
-      const error = await sent.then(() => undefined, (reason: unknown) => reason);
+      const turn = client.prompt({ sessionId: 's', prompt: TEXT });
+      turn.request.cancel();
+      const error = await turn.then(() => undefined, (reason: unknown) => reason);
       expect(error).to.be.instanceOf(RpcError).and.to.include({ code: -32800 });
-      expect(cancels).to.deep.equal([{ requestId: sent.id }]);
+      expect(cancels).to.deep.equal([{ requestId: turn.request.id }]);
+    });
+  });
+
+  describe('#prompt() on a v2 agent', () => {
+    beforeEach(async () => {
+      answerInitialize(2);
+      await client.initialize();
+    });
+
+    it('ends the turn at the first idle update after the {messageId} answer, with both callback and iteration', async () => {
+      agent.onRequest('session/prompt', (params: { sessionId: string }, responder) => {
+        const send = (update: SessionUpdate): void => agent.sendNotification('session/update', { sessionId: params.sessionId, update });
+        send(IDLE('end_turn')); // the end of earlier work: before the answer, so not this turn's end
+        responder.respond({ messageId: 'm1' });
+        send(CHUNK('x'));
+        send(IDLE('max_tokens'));
+        send(CHUNK('after the end'));
+      });
+      const seen: string[] = [];
+      const turn = client.prompt({ sessionId: 's', prompt: TEXT }, { onUpdate: (update) => seen.push(update.sessionUpdate) });
+      const iterated: string[] = [];
+      for await (const update of turn) iterated.push(update.sessionUpdate);
+      const result = await turn;
+      expect(result).to.deep.include({ version: 2, stopReason: 'max_tokens', messageId: 'm1' });
+      expect(turn.messageId).to.equal('m1');
+      expect(seen).to.deep.equal(['state_update', 'agent_message_chunk', 'state_update']);
+      expect(iterated).to.deep.equal(seen);
+    });
+
+    it('rejects with the agent\'s error answer (a prompt cancelled before insertion)', async () => {
+      agent.onRequest('session/prompt', () => {
+        throw RpcError.requestCancelled();
+      });
+      const turn = client.prompt({ sessionId: 's', prompt: TEXT });
+      const error = await turn.then(() => undefined, (reason: unknown) => reason);
+      expect(error).to.be.instanceOf(RpcError).and.to.include({ code: -32800 });
+      expect(turn.isDone).to.equal(true);
+    });
+
+    it('rejects the turn and its iteration with ConnectionClosedError when the connection closes first', async () => {
+      agent.onRequest('session/prompt', () => ({ messageId: 'm' }));
+      const turn = client.prompt({ sessionId: 's', prompt: TEXT });
+      await turn.request;
+      const iteration = (async () => {
+        for await (const _update of turn) {
+          // no update arrives
+        }
+      })();
+      await clientSide.close();
+      const error = await turn.then(() => undefined, (reason: unknown) => reason);
+      expect(error).to.be.instanceOf(ConnectionClosedError);
+      expect(await iteration.then(() => undefined, (reason: unknown) => reason)).to.equal(error);
     });
   });
 
@@ -110,10 +293,9 @@ describe('AcpClient', () => {
     it('sends the session/cancel notification, with _meta when given', async () => {
       const received: unknown[] = [];
       agent.onNotification('session/cancel', (params) => received.push(params));
-      agent.onRequest('_sync', () => null);
       client.cancelSession('s1');
       client.cancelSession('s2', { reason: 'user' });
-      await clientSide.sendRequest('_sync');
+      await flushClientToAgent();
       expect(received).to.deep.equal([{ sessionId: 's1' }, { sessionId: 's2', _meta: { reason: 'user' } }]);
     });
 
@@ -184,30 +366,6 @@ describe('AcpClient', () => {
 
     it('throws TypeError when the handler is not a function', () => {
       expect(() => client.onSessionUpdate('no' as unknown as () => void)).to.throw(TypeError, 'handler must be a function');
-    });
-  });
-
-  describe('with the conformance agent', () => {
-    it('initializes, prompts and sees the turn end cancelled after cancelSession()', async () => {
-      serveConformanceAgent(agent, { version: '9.9.9' });
-      const init = await client.initialize();
-      expect(init).to.deep.equal({ protocolVersion: 2, info: { name: CONFORMANCE_AGENT_NAME, version: '9.9.9' }, capabilities: { session: {} } });
-      const { sessionId } = await client.newSession({ cwd: '/tmp', mcpServers: [] });
-      const kinds: string[] = [];
-      const idle = new Promise<void>((resolve) => {
-        client.onSessionUpdate(
-          ({ update }) => {
-            kinds.push(`${update.sessionUpdate}${update.stopReason ? ` ${String(update.stopReason)}` : ''}`);
-            if (update.sessionUpdate === 'agent_message_chunk') client.cancelSession(sessionId);
-            if (update.stopReason) resolve();
-          },
-          { sessionId },
-        );
-      });
-      const { messageId } = await client.prompt({ sessionId, prompt: [{ type: 'text', text: 'go' }], _meta: { workMs: 60_000 } });
-      await idle;
-      expect(messageId).to.match(/^[0-9a-f-]{36}$/);
-      expect(kinds).to.deep.equal(['user_message', 'state_update', 'agent_message_chunk', 'state_update cancelled']);
     });
   });
 });

@@ -1,7 +1,9 @@
 import { expect } from 'chai';
-import { ConnectionClosedError, spawnConnection, type CloseReason } from '../../lib';
+import { spawn } from 'node:child_process';
+import { ConnectionClosedError, spawnConnection, type ChildConnection, type CloseReason } from '../../lib';
 import { nextEvent } from '../helpers/events';
-import { TextCollector, fixtureArgs, fixtureEnv } from '../helpers/wire';
+import { WRAPPER_ARGS, descendants, isRunning, processesEnded } from '../helpers/processes';
+import { LineCollector, PROJECT_ROOT, TextCollector, fixtureArgs, fixtureEnv } from '../helpers/wire';
 
 const ECHO_PEER = fixtureArgs('echo-peer');
 
@@ -60,5 +62,73 @@ describe('spawnConnection()', () => {
 
   it('throws RangeError for a negative killTimeoutMs', () => {
     expect(() => spawnConnection(process.execPath, [], { killTimeoutMs: -1 })).to.throw(RangeError, /killTimeoutMs/);
+  });
+
+  describe('#close() and the process tree (issue 12 item 6, issue 11 defect 3)', () => {
+    /** Waits for `pattern` on the child's stderr and returns the pids of the child and its descendants. */
+    async function treeOf(spawned: ChildConnection, stderr: TextCollector, pattern: RegExp): Promise<number[]> {
+      await stderr.waitFor(pattern);
+      return [spawned.child.pid!, ...descendants(spawned.child.pid!)];
+    }
+
+    it("ends a `sh -c` job's background process, not only the shell", async () => {
+      const spawned = spawnConnection('sh', ['-c', 'sleep 1000 & echo "started $!" >&2; wait'], { stderr: 'pipe', killTimeoutMs: 50 });
+      const stderr = new TextCollector(spawned.child.stderr!);
+      const tree = await treeOf(spawned, stderr, /started \d+\n/);
+      const sleeper = Number(/started (\d+)/.exec(stderr.text)![1]);
+      expect(tree).to.include(sleeper).and.have.lengthOf(2);
+      expect(await spawned.close()).to.deep.equal({ code: null, signal: 'SIGTERM' });
+      expect(tree.filter(isRunning), 'processes of the tree still running').to.deep.equal([]);
+    });
+
+    it('ends the binary a wrapper script launched, not only the wrapper', async () => {
+      const spawned = spawnConnection(process.execPath, WRAPPER_ARGS, { stderr: 'pipe', killTimeoutMs: 50 });
+      const stderr = new TextCollector(spawned.child.stderr!);
+      const tree = await treeOf(spawned, stderr, /grandchild \d+\n/);
+      const grandchild = Number(/grandchild (\d+)/.exec(stderr.text)![1]);
+      expect(tree).to.include(grandchild);
+      await spawned.close();
+      expect(tree.filter(isRunning), 'processes of the tree still running').to.deep.equal([]);
+    });
+
+    it('ends what is left of the tree when the child itself has already exited', async () => {
+      const spawned = spawnConnection('sh', ['-c', 'sleep 1000 & echo "started $!" >&2'], { stderr: 'pipe', killTimeoutMs: 50 });
+      const stderr = new TextCollector(spawned.child.stderr!);
+      await stderr.waitFor(/started \d+\n/);
+      const sleeper = Number(/started (\d+)/.exec(stderr.text)![1]);
+      expect(await spawned.exited).to.deep.equal({ code: 0, signal: null });
+      expect(isRunning(sleeper), 'the orphaned background job runs before close()').to.equal(true);
+      expect(await spawned.close()).to.deep.equal({ code: 0, signal: null });
+      expect(isRunning(sleeper)).to.equal(false);
+    });
+
+    it('SIGTERMs the tree when its owner exits without closing it', async () => {
+      const owner = spawn(process.execPath, fixtureArgs('process-tree'), { cwd: PROJECT_ROOT, env: fixtureEnv(), stdio: ['ignore', 'pipe', 'inherit'] });
+      const exited = nextEvent<[number | null]>(owner, 'exit');
+      const [line] = await new LineCollector(owner.stdout!, 'owner stdout').waitFor(1);
+      const [, wrapper, grandchild] = /^tree (\d+) (\d+)$/.exec(line!)!.map(Number);
+      expect(await exited).to.deep.equal([0, null]);
+      await processesEnded([wrapper!, grandchild!]);
+    });
+
+    it('starts the kill escalation even when megabytes are queued for a child that never reads its stdin', async () => {
+      const ignoresTerm = "process.on('SIGTERM', () => {}); process.stderr.write('ready\\n'); setInterval(() => {}, 1e6)";
+      const spawned = spawnConnection(process.execPath, ['-e', ignoresTerm], { stderr: 'pipe', killTimeoutMs: 50 });
+      await new TextCollector(spawned.child.stderr!).waitFor(/ready\n/);
+      const chunk = 'x'.repeat(64 * 1024);
+      for (let i = 0; i < 64; i++) spawned.connection.sendNotification('fill', { chunk });
+      // Let the writer hand the 4 MiB to the pipe, which holds 64 KiB: the rest stays queued.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(spawned.child.stdin!.writableLength).to.be.greaterThan(1024 * 1024);
+      expect(await spawned.close()).to.deep.equal({ code: null, signal: 'SIGKILL' });
+      expect(isRunning(spawned.child.pid!)).to.equal(false);
+    });
+
+    it('resolves every call of close() with the same exit', async () => {
+      const spawned = spawnConnection(process.execPath, ['-e', 'setInterval(() => {}, 1e6)'], { killTimeoutMs: 50 });
+      const [first, second] = await Promise.all([spawned.close(), spawned.close()]);
+      expect(first).to.deep.equal({ code: null, signal: 'SIGTERM' });
+      expect(second).to.equal(first);
+    });
   });
 });

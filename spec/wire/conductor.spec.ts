@@ -177,17 +177,16 @@ describe('acp-wire conduct', function () {
   });
 
   describe('bad usage', () => {
-    for (const [what, args] of [
-      ['no command', []],
-      ['an unterminated quote', ['node "agent.js']],
-      ['an unknown option', ['--nope', AGENT_COMMAND]],
-      ['a bad port', ['--tcp', 'x', AGENT_COMMAND]],
+    for (const [what, args, problem] of [
+      ['no command', [], 'give at least the agent command'],
+      ['an unterminated quote', ['node "agent.js'], 'cannot split the command "node \\"agent.js": a double quote is not closed'],
+      ['an unknown option', ['--nope', AGENT_COMMAND], 'unknown option --nope'],
+      ['a bad port', ['--tcp', 'x', AGENT_COMMAND], '--tcp needs a port from 0 to 65535, got "x"'],
     ] as const) {
-      it(`exits 2 with the usage on stderr for ${what}, starting nothing`, async () => {
+      it(`exits 2 with one line naming the problem on stderr for ${what}, starting nothing`, async () => {
         chain = spawnConductor(args);
         expect(await chain.exited).to.deep.equal({ code: 2, signal: null });
-        expect(chain.stderr.all[0]).to.match(/^acp-wire conduct: /);
-        expect(chain.stderr.all).to.include('usage: acp-wire conduct [--trace] [--tcp PORT] [--] "<proxy command>"… "<agent command>"');
+        expect(chain.stderr.all).to.deep.equal([`acp-wire conduct: ${problem} (see acp-wire conduct --help)`]);
         expect(chain.stdout.all).to.deep.equal([]);
       });
     }

@@ -38,6 +38,15 @@ describe('examples', () => {
       ]);
     });
 
+    it('prints the negotiated version, and the same client code with an ACP v1 agent', () => {
+      expect(run.lines).to.include.members([
+        '   negotiated ACP v2 (acp-wire conduct --trace logs the version of every hop)',
+        '   ← protocol 1: negotiated ACP v1',
+        '     ↳ agent_message_chunk "v1"',
+        '   ← {stopReason: end_turn}  (v1 answers the prompt at the end of the turn)',
+      ]);
+    });
+
     it('shows initialize, a streamed turn, a cancelled request, an automatic answer and session/cancel', () => {
       const shown = run.lines.map((line) => line.replace(/[0-9a-f]{8}…/g, '<id>').replace(/after \d+\.\d s/, 'after <t> s'));
       expect(shown).to.include.members([
@@ -57,6 +66,20 @@ describe('examples', () => {
 
     it('prints readable lines, never a raw JSON-RPC message', () => {
       expect(run.lines.filter((line) => line.includes('"jsonrpc"'))).to.deep.equal([]);
+    });
+  });
+
+  describe('quickstart-client', () => {
+    it('runs the same client against a v1-only agent and a v2 agent: a turn to end_turn, a cancelled turn', async () => {
+      const { lines, stderr, code } = await runExample('quickstart-client');
+      expect({ code, stderr }).to.deep.equal({ code: 0, stderr: '' });
+      const agent = (version: number): string[] => [
+        `quickstart-agent: ACP v${version}`,
+        '  You said: hello (end_turn)',
+        '  a long story: cancelled',
+        '  agent exited: { code: 0, signal: null }',
+      ];
+      expect(lines).to.deep.equal([...agent(1), ...agent(2)]);
     });
   });
 

@@ -33,6 +33,23 @@ describe('wire over child-process stdio (echo-peer)', () => {
       ]);
     });
 
+    it('echoes ids that parse to a safe integer byte for byte, apart from a real request 0 (regression, issue 11 defect 9)', async () => {
+      const start = peer.stdout.lines.length;
+      peer.send(
+        '{"jsonrpc":"2.0","id":1e-400,"method":"sleep","params":{"ms":20}}',
+        '{"jsonrpc":"2.0","id":0,"method":"sleep","params":{"ms":10}}',
+        '{"jsonrpc":"2.0","id":1.0000000000000000001,"method":"echo","params":["a"]}',
+        '{"jsonrpc":"2.0","id":-0,"method":"missing"}',
+      );
+      const lines = (await peer.stdout.waitFor(start + 4)).slice(start);
+      expect(lines.sort()).to.deep.equal([
+        '{"jsonrpc":"2.0","id":-0,"error":{"code":-32601,"message":"Method not found","data":"missing"}}',
+        '{"jsonrpc":"2.0","id":0,"result":{"slept":10}}',
+        '{"jsonrpc":"2.0","id":1.0000000000000000001,"result":["a"]}',
+        '{"jsonrpc":"2.0","id":1e-400,"result":{"slept":20}}',
+      ]);
+    });
+
     it('answers 1,000 concurrent requests exactly once each', async () => {
       const start = peer.stdout.lines.length;
       const requests = Array.from({ length: 1000 }, (_, id) =>

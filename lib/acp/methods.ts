@@ -1,0 +1,42 @@
+/**
+ * ACP method names above the transport (sessions, authentication, the client's file system and
+ * terminals), as sent on the wire in ACP v1 and v2.
+ *
+ * @packageDocumentation
+ */
+
+/** `session/new` (both versions). */
+export const SESSION_NEW_METHOD = 'session/new';
+
+/** `session/prompt` (both versions): v1 answers at the end of the turn, v2 once the prompt is inserted. */
+export const SESSION_PROMPT_METHOD = 'session/prompt';
+
+/** The `session/cancel` notification (both versions): stops a session's running turn. */
+export const SESSION_CANCEL_METHOD = 'session/cancel';
+
+/** The `session/update` notification, sent by the agent (both versions). */
+export const SESSION_UPDATE_METHOD = 'session/update';
+
+/** `session/request_permission`, sent by the agent (both versions). */
+export const SESSION_REQUEST_PERMISSION_METHOD = 'session/request_permission';
+
+/** ACP v1's `authenticate`. */
+export const AUTHENTICATE_METHOD = 'authenticate';
+
+/** ACP v2's `auth/login` (v1's `authenticate`). */
+export const AUTH_LOGIN_METHOD = 'auth/login';
+
+/** ACP v1's `fs/read_text_file`, sent by the agent. */
+export const FS_READ_TEXT_FILE_METHOD = 'fs/read_text_file';
+
+/** ACP v1's `fs/write_text_file`, sent by the agent. */
+export const FS_WRITE_TEXT_FILE_METHOD = 'fs/write_text_file';
+
+/** ACP v1's `terminal/*` requests, sent by the agent. */
+export const TERMINAL_METHODS = Object.freeze({
+  create: 'terminal/create',
+  output: 'terminal/output',
+  waitForExit: 'terminal/wait_for_exit',
+  kill: 'terminal/kill',
+  release: 'terminal/release',
+} as const);

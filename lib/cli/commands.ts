@@ -1,0 +1,11 @@
+/**
+ * The table of `acp-wire` subcommands. To add one, write it as a {@link Subcommand} in its own
+ * module under `lib/cli/` and list it here.
+ *
+ * @packageDocumentation
+ */
+import { conduct } from './conduct';
+import type { Subcommand } from './subcommand';
+
+/** Every subcommand, in the order `acp-wire --help` lists them. */
+export const COMMANDS: readonly Subcommand[] = [conduct];

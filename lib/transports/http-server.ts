@@ -1,0 +1,195 @@
+/**
+ * The Streamable HTTP side of the remote server, as the official ACP SDK implements the draft:
+ * `POST` carries each client message (the `initialize` POST opens a connection and gets its
+ * answer and `Acp-Connection-Id`), `GET` opens an event stream for the agent's messages (the
+ * connection's, or with `Acp-Session-Id` a session's), `DELETE` ends the connection.
+ *
+ * @packageDocumentation
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import {
+  EVENT_STREAM_CONTENT_TYPE,
+  HEADER_CONNECTION_ID,
+  HEADER_SESSION_ID,
+  JSON_CONTENT_TYPE,
+  isRequest,
+  isSessionScoped,
+  sessionIdOf,
+  type RoutedMessage,
+} from './http-protocol';
+import { HttpServerStream, type HttpServerLimits } from './http-server-stream';
+import { DEFAULT_MAX_PAYLOAD } from './limits';
+
+export { HEADER_CONNECTION_ID } from './http-protocol';
+export type { HttpServerLimits } from './http-server-stream';
+
+/** What the HTTP side hands over for each new connection. @internal */
+export type HttpStreamSink = (stream: Duplex, info: { transport: 'http'; request: IncomingMessage; connectionId: string }) => void;
+
+/** Options of the HTTP side. @internal */
+export interface HttpStreamServerOptions extends HttpServerLimits {
+  maxPayload?: number;
+}
+
+/** The body of a batch refusal, as the SDK sends it. */
+const BATCH_REFUSAL = JSON.stringify({
+  jsonrpc: '2.0',
+  id: null,
+  error: { code: -32600, message: 'Invalid Request', data: 'JSON-RPC batches are not supported' },
+});
+
+/**
+ * Answers Streamable HTTP requests that passed the path, origin and token checks.
+ *
+ * @internal
+ */
+export class HttpStreamServer {
+  readonly #options: HttpStreamServerOptions;
+  readonly #onStream: HttpStreamSink;
+  readonly #streams = new Map<string, HttpServerStream>();
+
+  constructor(options: HttpStreamServerOptions, onStream: HttpStreamSink) {
+    this.#options = options;
+    this.#onStream = onStream;
+  }
+
+  /** Answers one request. */
+  handle(request: IncomingMessage, response: ServerResponse): void {
+    switch (request.method) {
+      case 'POST':
+        return void this.#post(request, response).catch(() => response.destroy());
+      case 'GET':
+        return this.#get(request, response);
+      case 'DELETE':
+        return this.#delete(request, response);
+      default:
+        response.setHeader('Allow', 'GET, POST, DELETE');
+        return text(response, 405, 'Method Not Allowed');
+    }
+  }
+
+  /** Forgets every connection (their streams are closed by the listener). */
+  close(): void {
+    this.#streams.clear();
+  }
+
+  async #post(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    if (mediaType(request.headers['content-type']) !== JSON_CONTENT_TYPE) return text(response, 415, 'Unsupported Media Type');
+    const body = await readLimited(request, this.#options.maxPayload ?? DEFAULT_MAX_PAYLOAD);
+    if (body === undefined) return text(response, 413, 'Payload Too Large');
+    let value: unknown;
+    try {
+      value = JSON.parse(body.toString('utf8'));
+    } catch {
+      return text(response, 400, 'Invalid JSON');
+    }
+    if (Array.isArray(value)) return json(response, 400, BATCH_REFUSAL);
+    if (typeof value !== 'object' || value === null) return text(response, 400, 'Invalid JSON-RPC message');
+    const message = value as RoutedMessage;
+    const connectionId = header(request, HEADER_CONNECTION_ID);
+    if (isRequest(message) && message.method === 'initialize') {
+      if (connectionId !== undefined) return text(response, 400, 'Initialize not allowed on existing connection');
+      if (message.id === null) return text(response, 400, 'Initialize request must include an ID');
+      return this.#open(request, response, message, body);
+    }
+    if (connectionId === undefined) return text(response, 400, 'Missing Acp-Connection-Id');
+    const stream = this.#streams.get(connectionId);
+    if (!stream) return text(response, 404, 'Unknown Acp-Connection-Id');
+    if (typeof message.method === 'string') {
+      const headerSession = header(request, HEADER_SESSION_ID);
+      const paramsSession = sessionIdOf(message);
+      if ((isSessionScoped(message.method) || paramsSession !== undefined) && headerSession === undefined) {
+        return text(response, 400, 'Missing Acp-Session-Id');
+      }
+      if (headerSession !== undefined && paramsSession !== undefined && headerSession !== paramsSession) {
+        return text(response, 400, 'Mismatched Acp-Session-Id');
+      }
+      // `session/load` replays the session's history: its answer comes on the connection's stream.
+      if (isRequest(message)) stream.routeAnswer(message.id, message.method === 'session/load' ? null : (headerSession ?? null));
+    }
+    await stream.accept(body);
+    response.writeHead(202).end();
+  }
+
+  async #open(request: IncomingMessage, response: ServerResponse, message: RoutedMessage, body: Buffer): Promise<void> {
+    const connectionId = randomUUID();
+    const stream = new HttpServerStream(connectionId, this.#options);
+    this.#streams.set(connectionId, stream);
+    const forget = (): void => {
+      if (this.#streams.get(connectionId) === stream) this.#streams.delete(connectionId);
+    };
+    stream.once('finish', forget);
+    stream.once('close', forget);
+    const answer = stream.expectInitialize(message.id);
+    // A client that gives up on its initialize leaves nothing behind.
+    const onGiveUp = (): void => stream.closeGoingAway();
+    response.once('close', onGiveUp);
+    this.#onStream(stream, { transport: 'http', request, connectionId });
+    await stream.accept(body);
+    const line = await answer;
+    response.removeListener('close', onGiveUp);
+    if (line === undefined) {
+      forget();
+      const failed = { jsonrpc: '2.0', id: message.id, error: { code: -32603, message: 'Initialize failed', data: 'the connection closed before answering' } };
+      return json(response, 500, JSON.stringify(failed));
+    }
+    response.setHeader(HEADER_CONNECTION_ID, connectionId);
+    json(response, 200, line);
+  }
+
+  #get(request: IncomingMessage, response: ServerResponse): void {
+    if (!(request.headers.accept ?? '').toLowerCase().includes(EVENT_STREAM_CONTENT_TYPE)) return text(response, 406, 'Not Acceptable');
+    const connectionId = header(request, HEADER_CONNECTION_ID);
+    if (connectionId === undefined) return text(response, 400, 'Missing Acp-Connection-Id');
+    const stream = this.#streams.get(connectionId);
+    if (!stream) return text(response, 404, 'Unknown Acp-Connection-Id');
+    if (!stream.attach(response, header(request, HEADER_SESSION_ID))) {
+      text(response, 409, 'Outbound stream already has an active receiver');
+    }
+  }
+
+  #delete(request: IncomingMessage, response: ServerResponse): void {
+    const connectionId = header(request, HEADER_CONNECTION_ID);
+    if (connectionId === undefined) return text(response, 400, 'Missing Acp-Connection-Id');
+    const stream = this.#streams.get(connectionId);
+    if (!stream) return text(response, 404, 'Unknown Acp-Connection-Id');
+    this.#streams.delete(connectionId);
+    stream.closeGoingAway();
+    response.writeHead(202).end();
+  }
+}
+
+function header(request: IncomingMessage, name: string): string | undefined {
+  const value = request.headers[name.toLowerCase()];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function mediaType(contentType: string | undefined): string {
+  return (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();
+}
+
+function text(response: ServerResponse, status: number, body: string): void {
+  response.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(body) }).end(body);
+}
+
+function json(response: ServerResponse, status: number, body: string): void {
+  response.writeHead(status, { 'Content-Type': JSON_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(body) }).end(body);
+}
+
+/** The request body, or `undefined` when it is longer than `limit` (the rest is drained). */
+function readLimited(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let isTooLarge = false;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) isTooLarge = true;
+      if (!isTooLarge) chunks.push(chunk);
+    });
+    request.once('end', () => resolve(isTooLarge ? undefined : Buffer.concat(chunks, size)));
+    request.once('error', reject);
+  });
+}

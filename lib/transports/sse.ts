@@ -1,0 +1,88 @@
+/**
+ * Server-sent events, as far as Streamable HTTP uses them: one JSON-RPC message per `data:`
+ * event, `:` comments as keep-alives.
+ *
+ * @packageDocumentation
+ */
+
+/** The event that carries one message's JSON text (which holds no line break). */
+export function sseEvent(json: string): string {
+  return `data: ${json}\n\n`;
+}
+
+/** A comment line that keeps an idle stream (and the proxies on its way) open. */
+export const SSE_KEEP_ALIVE = ':\n\n';
+
+/**
+ * Splits an event stream into the data of its events.
+ *
+ * @remarks Lines end in LF, CRLF or CR; `data:` lines of one event are joined with `\n`; other
+ * fields and comments are ignored; an event whose data grows past `maxBytes` is reported and
+ * skipped.
+ * @internal
+ */
+export class SseParser {
+  readonly #onEvent: (data: string) => void;
+  readonly #onTooLarge: () => void;
+  readonly #maxBytes: number;
+  readonly #decoder = new TextDecoder('utf-8');
+  #rest = '';
+  #data: string[] = [];
+  #dataBytes = 0;
+  #isSkipping = false;
+  #wasCarriageReturn = false;
+
+  constructor(maxBytes: number, onEvent: (data: string) => void, onTooLarge: () => void) {
+    this.#maxBytes = maxBytes;
+    this.#onEvent = onEvent;
+    this.#onTooLarge = onTooLarge;
+  }
+
+  /** Feeds bytes. */
+  write(chunk: Uint8Array): void {
+    let text = this.#rest + this.#decoder.decode(chunk, { stream: true });
+    // A CRLF split across chunks: the LF was already taken as the end of the line.
+    if (this.#wasCarriageReturn && text.startsWith('\n')) text = text.slice(1);
+    this.#wasCarriageReturn = false;
+    let start = 0;
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c !== 0x0a && c !== 0x0d) continue;
+      this.#line(text.slice(start, i));
+      if (c === 0x0d) {
+        if (i + 1 === text.length) this.#wasCarriageReturn = true;
+        else if (text.charCodeAt(i + 1) === 0x0a) i++;
+      }
+      start = i + 1;
+    }
+    this.#rest = text.slice(start);
+    if (this.#rest.length > this.#maxBytes + 16) {
+      this.#rest = '';
+      this.#skip();
+    }
+  }
+
+  #line(line: string): void {
+    if (line === '') return this.#dispatch();
+    if (this.#isSkipping || !line.startsWith('data:')) return;
+    const value = line.charCodeAt(5) === 0x20 ? line.slice(6) : line.slice(5);
+    this.#dataBytes += Buffer.byteLength(value) + 1;
+    if (this.#dataBytes > this.#maxBytes + 1) return this.#skip();
+    this.#data.push(value);
+  }
+
+  #skip(): void {
+    this.#data = [];
+    this.#dataBytes = 0;
+    if (!this.#isSkipping) this.#onTooLarge();
+    this.#isSkipping = true;
+  }
+
+  #dispatch(): void {
+    const data = this.#data;
+    this.#data = [];
+    this.#dataBytes = 0;
+    this.#isSkipping = false;
+    if (data.length > 0) this.#onEvent(data.join('\n'));
+  }
+}

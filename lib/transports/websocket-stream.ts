@@ -1,0 +1,186 @@
+/**
+ * A WebSocket presented as a byte stream of NDJSON lines, so that a `Connection` (or a child
+ * process's stdio) runs over it unchanged: each text frame in becomes one line, each line out
+ * becomes one text frame.
+ *
+ * @packageDocumentation
+ */
+import type { Socket } from 'node:net';
+import { Duplex } from 'node:stream';
+import type WebSocket from 'ws';
+import { Heartbeat, type HeartbeatOptions } from './heartbeat';
+import { HeartbeatTimeoutError, WebSocketCloseCode, WebSocketCloseError } from './errors';
+
+const NEWLINE = 0x0a;
+const NEWLINE_BUFFER = Buffer.from('\n');
+
+/** Options of {@link WebSocketStream}. @internal */
+export interface WebSocketStreamOptions {
+  /** The heartbeat; `false` turns it off. */
+  heartbeat?: HeartbeatOptions | false;
+  /** Stop taking lines while the socket holds more than this many unsent bytes. Default 1 MiB. */
+  highWaterMark?: number;
+}
+
+/** `ws` error codes and the close code `ws` sent for each. */
+const WS_ERROR_CLOSE_CODES: Record<string, number> = {
+  WS_ERR_UNSUPPORTED_MESSAGE_LENGTH: WebSocketCloseCode.MessageTooBig,
+  WS_ERR_INVALID_UTF8: WebSocketCloseCode.InvalidPayload,
+};
+
+/** Close codes that end a connection normally: the readable side just ends. */
+const NORMAL_CLOSE_CODES = new Set<number>([WebSocketCloseCode.Normal, WebSocketCloseCode.GoingAway, 1005]);
+
+/**
+ * Turns one text frame into one NDJSON line (with its `\n`), or `undefined` for a blank frame.
+ *
+ * @remarks
+ * JSON text never holds a raw newline inside a string, so a newline in a frame that parses is
+ * whitespace between tokens (a pretty-printed message): it becomes a space, and the line means
+ * the same message, id bytes included. A frame that does not parse must stay invalid as one
+ * line: its newlines become U+0001, a character JSON allows nowhere, so the peer gets exactly
+ * one `-32700` (two messages in one frame are one invalid frame, not two messages).
+ *
+ * @internal
+ */
+export function frameToLine(frame: Buffer): Buffer | undefined {
+  if (frame.indexOf(NEWLINE) === -1) return Buffer.concat([frame, NEWLINE_BUFFER], frame.length + 1);
+  const text = frame.toString('utf8');
+  if (text.trim() === '') return undefined;
+  let isJson = true;
+  try {
+    JSON.parse(text);
+  } catch {
+    isJson = false;
+  }
+  return Buffer.from(text.replaceAll('\n', isJson ? ' ' : '\u0001') + '\n', 'utf8');
+}
+
+/**
+ * A Duplex over an open `ws` WebSocket: the readable side yields each text frame as one line, the
+ * writable side sends each line as one text frame.
+ *
+ * @remarks
+ * Backpressure both ways: while the socket holds more than `highWaterMark` unsent bytes, a write
+ * completes only once the socket has taken its last frame (so `write()` returns false and a
+ * `Connection` holds its dispatch); while the readable side is full, the socket is paused.
+ * A binary frame closes the socket with 1003; a message over `maxPayload` (1009) or invalid
+ * UTF-8 (1007) is closed by `ws` itself; each destroys this stream with a
+ * {@link WebSocketCloseError}. A peer close with 1000, 1001 or no code ends the readable side;
+ * any other close (1006 when the TCP connection dropped) destroys it with a `WebSocketCloseError`.
+ * A heartbeat timeout terminates the socket and destroys this stream with a
+ * {@link HeartbeatTimeoutError}. Ending the writable side sends a 1000 close frame after every
+ * frame written before.
+ *
+ * @internal
+ */
+export class WebSocketStream extends Duplex {
+  readonly #ws: WebSocket;
+  readonly #heartbeat: Heartbeat | undefined;
+  readonly #highWaterMark: number;
+  /** Text written after the last newline: the start of a line still to come. */
+  #partial = '';
+
+  constructor(ws: WebSocket, socket: Socket, options: WebSocketStreamOptions = {}) {
+    super({ decodeStrings: false, allowHalfOpen: true });
+    this.#ws = ws;
+    this.#highWaterMark = options.highWaterMark ?? 1024 * 1024;
+    ws.on('message', this.#onMessage);
+    ws.on('close', this.#onClose);
+    ws.on('error', this.#onError);
+    this.#heartbeat =
+      options.heartbeat === false
+        ? undefined
+        : new Heartbeat(ws, socket, options.heartbeat ?? {}, (timeoutMs) => {
+            ws.terminate();
+            this.destroy(new HeartbeatTimeoutError(timeoutMs));
+          });
+  }
+
+  /** The underlying WebSocket's unsent bytes. */
+  get bufferedAmount(): number {
+    return this.#ws.bufferedAmount;
+  }
+
+  readonly #onMessage = (data: WebSocket.RawData, isBinary: boolean): void => {
+    if (this.destroyed) return;
+    if (isBinary) {
+      this.#ws.close(WebSocketCloseCode.UnsupportedData, 'only text frames are accepted');
+      this.destroy(new WebSocketCloseError(WebSocketCloseCode.UnsupportedData, 'only text frames are accepted', true));
+      return;
+    }
+    const line = frameToLine(Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data));
+    if (line !== undefined && !this.push(line)) this.#ws.pause();
+  };
+
+  readonly #onError = (error: Error & { code?: string }): void => {
+    const closeCode = WS_ERROR_CLOSE_CODES[error.code ?? ''] ?? 1002;
+    this.destroy(new WebSocketCloseError(closeCode, error.message, true, { cause: error }));
+  };
+
+  readonly #onClose = (code: number, reason: Buffer): void => {
+    this.#heartbeat?.stop();
+    if (this.destroyed) return;
+    if (NORMAL_CLOSE_CODES.has(code)) {
+      this.#partial = '';
+      // Nothing can be sent any more: once everything received has been read, the stream is done.
+      this.once('end', () => this.destroy());
+      this.push(null);
+      return;
+    }
+    this.destroy(new WebSocketCloseError(code, reason.toString('utf8'), false));
+  };
+
+  /** Closes the socket with 1001 (going away): the stream ends once the peer has answered, or is cut by the heartbeat. */
+  closeGoingAway(): void {
+    if (this.#ws.readyState === this.#ws.OPEN) this.#ws.close(WebSocketCloseCode.GoingAway, 'server shutting down');
+    else if (this.#ws.readyState !== this.#ws.CLOSING) this.destroy();
+  }
+
+  override _read(): void {
+    if (this.#ws.isPaused) this.#ws.resume();
+  }
+
+  override _write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    const text = this.#partial + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+    const lines = text.split('\n');
+    this.#partial = lines.pop()!;
+    if (this.#ws.readyState !== this.#ws.OPEN) return callback();
+    let last = lines.length - 1;
+    while (last >= 0 && lines[last] === '') last--;
+    for (let i = 0; i <= last; i++) {
+      const line = lines[i]!;
+      if (line === '') continue;
+      if (i === last && this.#ws.bufferedAmount + line.length > this.#highWaterMark) {
+        // Full: this write completes once the socket has taken the frame.
+        this.#ws.send(line, (error) => callback(error && this.#ws.readyState === this.#ws.OPEN ? error : null));
+        return;
+      }
+      this.#ws.send(line);
+    }
+    callback();
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.#heartbeat?.stop();
+    if (this.#partial !== '' && this.#ws.readyState === this.#ws.OPEN) this.#ws.send(this.#partial);
+    this.#partial = '';
+    if (this.#ws.readyState === this.#ws.OPEN || this.#ws.readyState === this.#ws.CONNECTING) this.#ws.close(WebSocketCloseCode.Normal);
+    callback();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#heartbeat?.stop();
+    this.#ws.removeListener('message', this.#onMessage);
+    // A late 'error' from ws must not crash the process once nobody listens for ours.
+    this.#ws.removeListener('error', this.#onError);
+    this.#ws.on('error', ignore);
+    if (this.#ws.readyState === this.#ws.OPEN) {
+      if (error) this.#ws.terminate();
+      else this.#ws.close(WebSocketCloseCode.Normal);
+    }
+    callback(error);
+  }
+}
+
+function ignore(): void {}

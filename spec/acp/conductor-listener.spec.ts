@@ -1,0 +1,114 @@
+/**
+ * listenConductor(): a chain per TCP client, started on the client's first byte, bounded in
+ * number and idle time (issue 11, defect 5).
+ */
+import { expect } from 'chai';
+import { once } from 'node:events';
+import { createConnection, type Socket } from 'node:net';
+import { connectTcp, createConnectionPair, listenConductor, type Conductor, type ConductorListener, type Connection, type LogLevel } from '../../lib';
+import { AGENT_COMMAND, CLIENT_INIT, ensureChainBuilt } from '../helpers/chain';
+
+async function rawSocket(port: number): Promise<Socket> {
+  const socket = createConnection({ host: '127.0.0.1', port });
+  await once(socket, 'connect');
+  return socket;
+}
+
+describe('listenConductor()', function () {
+  this.timeout(30000);
+  before(() => ensureChainBuilt());
+
+  let listener: ConductorListener | undefined;
+  const sockets: Socket[] = [];
+  const clients: Connection[] = [];
+  const started: Conductor[] = [];
+  const records: string[] = [];
+  const logger = (name: string) => ({ traces: false, log: (level: LogLevel, message: string) => void records.push(`${name} ${level} ${message}`) });
+
+  async function listen(options: { maxChains?: number; idleTimeoutMs?: number } = {}): Promise<ConductorListener> {
+    listener = await listenConductor({ port: 0 }, { components: [AGENT_COMMAND], logger, onChain: (chain) => started.push(chain), ...options });
+    return listener;
+  }
+
+  async function client(): Promise<Connection> {
+    const connection = await connectTcp({ port: listener!.port });
+    clients.push(connection);
+    return connection;
+  }
+
+  afterEach(async () => {
+    for (const socket of sockets.splice(0)) socket.destroy();
+    await Promise.all(clients.splice(0).map((connection) => connection.close()));
+    await listener?.close();
+    listener = undefined;
+    started.length = 0;
+    records.length = 0;
+  });
+
+  it('starts no chain for clients that never send a byte, and one for a client that does', async () => {
+    await listen();
+    for (let i = 0; i < 10; i++) sockets.push(await rawSocket(listener!.port));
+    const talker = await client();
+    // Accepted in order: once the talker is answered, the ten silent sockets have been accepted.
+    expect(await talker.sendRequest('initialize', CLIENT_INIT)).to.have.property('protocolVersion', 2);
+    expect(started).to.have.length(1);
+    expect(listener!.chains.size).to.equal(1);
+  });
+
+  it('refuses the client beyond maxChains, with a warn line naming it', async () => {
+    await listen({ maxChains: 1 });
+    const first = await client();
+    await first.sendRequest('initialize', CLIENT_INIT);
+    const second = await rawSocket(listener!.port);
+    sockets.push(second);
+    const port = second.localPort;
+    await once(second, 'close');
+    expect(records.filter((record) => record.includes(' warn '))).to.deep.equal([`conductor warn refused a client from 127.0.0.1:${port}: client limit reached (1 open)`]);
+    expect(started).to.have.length(1);
+  });
+
+  it('closes a client that never sends a byte after idleTimeoutMs, starting nothing', async () => {
+    await listen({ idleTimeoutMs: 20 });
+    const silent = await rawSocket(listener!.port);
+    sockets.push(silent);
+    await once(silent, 'close');
+    expect(started).to.deep.equal([]);
+    expect(records.filter((record) => record.includes('idle'))).to.have.length(1);
+  });
+
+  it('shuts the chain of an idle client down, reaping its agent', async () => {
+    await listen({ idleTimeoutMs: 20 });
+    const talker = await client();
+    await talker.sendRequest('initialize', CLIENT_INIT);
+    const outcome = await started[0]!.closed;
+    expect(outcome.reason).to.equal('closed locally');
+    expect(await started[0]!.components[0]!.exited).to.deep.equal({ code: 0, signal: null });
+    expect(listener!.chains.size).to.equal(0);
+  });
+
+  it('keeps a chain whose client has a request in flight past idleTimeoutMs', async () => {
+    await listen({ idleTimeoutMs: 20 });
+    const talker = await client();
+    await talker.sendRequest('initialize', CLIENT_INIT);
+    expect(await talker.sendRequest('_test/sleep', { ms: 200 })).to.deep.equal({ slept: 200 });
+  });
+
+  it('closes every chain on [Symbol.asyncDispose]()', async () => {
+    await listen();
+    const talker = await client();
+    await talker.sendRequest('initialize', CLIENT_INIT);
+    await listener![Symbol.asyncDispose]();
+    expect(listener!.chains.size).to.equal(0);
+    expect(await started[0]!.components[0]!.exited).to.deep.equal({ code: 0, signal: null });
+    expect(listener!.server.listening).to.equal(false);
+  });
+
+  it('throws TypeError for an in-process component and RangeError for bad bounds, before listening', () => {
+    const [, agent] = createConnectionPair();
+    expect(() => listenConductor({ port: 0 }, { components: [{ connection: agent }] })).to.throw(TypeError, /in-process/);
+    expect(() => listenConductor({ port: 0 }, { components: [AGENT_COMMAND], maxChains: 0 })).to.throw(RangeError, /maxChains/);
+    expect(() => listenConductor({ port: 0 }, { components: [AGENT_COMMAND], idleTimeoutMs: -1 })).to.throw(RangeError, /idleTimeoutMs/);
+    expect(() => listenConductor({ port: 65536 }, { components: [AGENT_COMMAND] })).to.throw(RangeError, /port/);
+    return agent.close();
+  });
+});

@@ -1,0 +1,18 @@
+/**
+ * The ACP protocol types in lib/acp/schema/ are generated from the official schemas, never edited
+ * by hand: regenerating them from the installed SDK gives the committed text exactly.
+ */
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { SCHEMA_VERSIONS, generateSchemaTypes, schemaTypesPath } from '../../scripts/generate-schema-types';
+
+describe('ACP schema types (lib/acp/schema/)', () => {
+  for (const version of SCHEMA_VERSIONS) {
+    it(`${version}.ts is what \`npm run schema\` generates from schema/${version}/schema.json`, async function () {
+      this.timeout(60_000);
+      const generated = await generateSchemaTypes(version);
+      expect(readFileSync(schemaTypesPath(version), 'utf8') === generated, `${version}.ts is stale: run npm run schema`).to.equal(true);
+      expect(generated).to.match(/export interface InitializeRequest \{/);
+    });
+  }
+});

@@ -1,0 +1,102 @@
+/**
+ * The `acp-wire` command line as a user runs it (`node dist/bin/acp-wire.js …`): help, version,
+ * usage errors (exit 2, one line naming the problem) and system errors (exit 1, one line).
+ * Issue 10, item 5.
+ */
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { AGENT_COMMAND, CLI, ROOT, ensureChainBuilt } from '../helpers/chain';
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the command line to its end (stdin empty), bounded in time. */
+function acpWire(...args: string[]): Run {
+  const result = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', input: '', timeout: 15000, env: { ...process.env, ACP_WIRE_LOG: '' } });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const CONDUCT_USAGE = 'usage: acp-wire conduct [options] [--] "<proxy command>"… "<agent command>"';
+
+describe('acp-wire (the command line)', function () {
+  this.timeout(30000);
+  before(() => ensureChainBuilt());
+
+  describe('help and version', () => {
+    for (const args of [['--help'], ['-h'], ['help']]) {
+      it(`acp-wire ${args.join(' ')} prints the commands on stdout and exits 0`, () => {
+        const run = acpWire(...args);
+        expect(run).to.deep.include({ status: 0, stderr: '' });
+        expect(run.stdout).to.match(/^usage: acp-wire <command> \[options\]\n/);
+        expect(run.stdout).to.match(/\n {2}conduct {2}run an ACP proxy chain/);
+      });
+    }
+
+    for (const args of [['conduct', '--help'], ['conduct', '-h'], ['help', 'conduct'], ['conduct', '--tcp', 'x', '-h', AGENT_COMMAND]]) {
+      it(`acp-wire ${args.map((arg) => (arg === AGENT_COMMAND ? '<agent>' : arg)).join(' ')} prints the conduct usage on stdout, exits 0 and starts nothing`, () => {
+        const run = acpWire(...args);
+        expect(run).to.deep.include({ status: 0, stderr: '' });
+        expect(run.stdout.split('\n')[0]).to.equal(CONDUCT_USAGE);
+        for (const option of ['--trace', '--tcp PORT', '--max-chains N', '--idle-timeout MS', '--kill-timeout MS', '-h, --help']) {
+          expect(run.stdout).to.include(`  ${option} `);
+        }
+      });
+    }
+
+    it('acp-wire --version prints the package version and exits 0', () => {
+      expect(acpWire('--version')).to.deep.equal({ status: 0, stdout: `${VERSION}\n`, stderr: '' });
+    });
+  });
+
+  describe('bad usage: exit 2, nothing on stdout, one line on stderr naming the problem', () => {
+    const cases: [string[], string][] = [
+      [[], 'acp-wire: no command given (see acp-wire --help)'],
+      [['nope'], 'acp-wire: unknown command "nope" (see acp-wire --help)'],
+      [['help', 'nope'], 'acp-wire: unknown command "nope" (see acp-wire --help)'],
+      [['--nope'], 'acp-wire: unknown option --nope (see acp-wire --help)'],
+      [['conduct'], 'acp-wire conduct: give at least the agent command (see acp-wire conduct --help)'],
+      [['conduct', '--nope', AGENT_COMMAND], 'acp-wire conduct: unknown option --nope (see acp-wire conduct --help)'],
+      [['conduct', '--tcp'], 'acp-wire conduct: --tcp needs a value (see acp-wire conduct --help)'],
+      [['conduct', '--trace=1', AGENT_COMMAND], 'acp-wire conduct: --trace takes no value (see acp-wire conduct --help)'],
+      [['conduct', '--max-chains', '2', AGENT_COMMAND], 'acp-wire conduct: --max-chains needs --tcp (see acp-wire conduct --help)'],
+      [['conduct', '--tcp', '0', '--max-chains', '0', AGENT_COMMAND], 'acp-wire conduct: --max-chains needs a number from 1 to 65535, got "0" (see acp-wire conduct --help)'],
+      [['conduct', '--tcp', '0', '--idle-timeout', '1s', AGENT_COMMAND], 'acp-wire conduct: --idle-timeout needs a number of milliseconds from 0 to 2147483647, got "1s" (see acp-wire conduct --help)'],
+      [['conduct', '--kill-timeout', '-5', AGENT_COMMAND], 'acp-wire conduct: --kill-timeout needs a number of milliseconds from 0 to 2147483647, got "-5" (see acp-wire conduct --help)'],
+      [['conduct', 'node "agent.js'], 'acp-wire conduct: cannot split the command "node \\"agent.js": a double quote is not closed (see acp-wire conduct --help)'],
+    ];
+    for (const port of ['0x10', '1e3', ' 0', '-1', '65536', '1.5', '']) {
+      cases.push([['conduct', '--tcp', port, AGENT_COMMAND], `acp-wire conduct: --tcp needs a port from 0 to 65535, got ${JSON.stringify(port)} (see acp-wire conduct --help)`]);
+    }
+    for (const [args, line] of cases) {
+      it(`acp-wire ${args.map((arg) => (arg === AGENT_COMMAND ? '<agent>' : JSON.stringify(arg))).join(' ')}`, () => {
+        expect(acpWire(...args)).to.deep.equal({ status: 2, stdout: '', stderr: `${line}\n` });
+      });
+    }
+  });
+
+  describe('operating-system errors: exit 1, one line naming the cause, no stack trace', () => {
+    it('a port in use: cannot listen on 127.0.0.1:PORT: address already in use', async () => {
+      const server = createServer();
+      server.listen(0, '127.0.0.1');
+      await once(server, 'listening');
+      const { port } = server.address() as AddressInfo;
+      try {
+        expect(acpWire('conduct', '--tcp', String(port), AGENT_COMMAND)).to.deep.equal({
+          status: 1,
+          stdout: '',
+          stderr: `acp-wire conduct: cannot listen on 127.0.0.1:${port}: address already in use\n`,
+        });
+      } finally {
+        server.close();
+      }
+    });
+  });
+});

@@ -1,0 +1,132 @@
+/**
+ * The published package: what `npm pack` ships, and that a consumer can use it as the docs say.
+ * Needs the build (a spec run alone builds when the compiled files are missing or stale).
+ */
+import { expect } from 'chai';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, ensureChainBuilt } from './helpers/chain';
+
+interface PackedFile {
+  path: string;
+}
+
+const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  version: string;
+  scripts: Record<string, string>;
+  exports: Record<string, string | Record<string, string>>;
+  dependencies?: Record<string, string>;
+};
+
+/** Packs the package (without lifecycle scripts: the build is already there) into `dir`. */
+function pack(dir: string): { tarball: string; files: string[] } {
+  const out = execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8' });
+  const [result] = JSON.parse(out) as [{ filename: string; files: PackedFile[] }];
+  return { tarball: join(dir, result.filename), files: result.files.map((file) => file.path) };
+}
+
+/** Every file path the `exports` map points at. */
+function exportTargets(): string[] {
+  return Object.values(manifest.exports).flatMap((target) => (typeof target === 'string' ? [target] : Object.values(target)));
+}
+
+describe('the package', function () {
+  this.timeout(60000);
+  let dir: string;
+  let packed: { tarball: string; files: string[] };
+  before(() => {
+    ensureChainBuilt();
+    dir = mkdtempSync(join(tmpdir(), 'acp-wire-package-'));
+    packed = pack(dir);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('ships every file its exports map names', () => {
+    for (const target of exportTargets()) expect(packed.files, target).to.include(target.replace(/^\.\//, ''));
+  });
+
+  it('ships source maps that carry their sources (the .ts files are not shipped)', () => {
+    const maps = packed.files.filter((file) => file.endsWith('.map'));
+    expect(maps).to.not.have.length(0);
+    expect(packed.files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).to.deep.equal([]);
+    for (const file of maps) {
+      const map = JSON.parse(readFileSync(join(ROOT, file), 'utf8')) as { sources: string[]; sourcesContent?: unknown[] };
+      expect(map.sourcesContent, file).to.have.length(map.sources.length);
+      for (const content of map.sourcesContent!) expect(content, file).to.be.a('string').and.not.equal('');
+    }
+  });
+
+  it('resolves acp-wire/conformance-agent to the compiled agent through its own exports map', () => {
+    expect(require.resolve('acp-wire/conformance-agent')).to.equal(join(ROOT, 'dist', 'examples', 'conformance-agent.js'));
+    const agentModule = require('acp-wire/conformance-agent') as { serveConformanceAgent?: unknown };
+    expect(agentModule.serveConformanceAgent).to.be.a('function');
+  });
+
+  describe('installed from its tarball', () => {
+    let project: string;
+    before(() => {
+      project = join(dir, 'consumer');
+      const installed = join(project, 'node_modules', 'acp-wire');
+      mkdirSync(installed, { recursive: true });
+      writeFileSync(join(project, 'package.json'), '{"name":"consumer","version":"1.0.0","private":true}\n');
+      execFileSync('tar', ['-xzf', packed.tarball, '-C', installed, '--strip-components=1']);
+      // The runtime dependencies, as `npm install` would place them (offline).
+      for (const dependency of Object.keys(manifest.dependencies ?? {})) {
+        cpSync(join(ROOT, 'node_modules', dependency), join(project, 'node_modules', dependency), { recursive: true });
+      }
+    });
+
+    /** Runs a script with Node in the consumer project and returns its stdout. */
+    function runInConsumer(args: string[]): string {
+      const result = spawnSync(process.execPath, args, { cwd: project, encoding: 'utf8' });
+      expect(result.stderr).to.equal('');
+      expect(result.status).to.equal(0);
+      return result.stdout;
+    }
+
+    const SERVE_AND_INITIALIZE = `
+      const [client, agent] = createConnectionPair();
+      serveConformanceAgent(agent);
+      client.sendRequest('initialize', { protocolVersion: 2, info: { name: 'consumer', version: '1' } }).then(async (result) => {
+        process.stdout.write(JSON.stringify(result.info));
+        await client.close();
+      });`;
+
+    it('serves the conformance agent with serveConformanceAgent imported from acp-wire/conformance-agent (require)', () => {
+      const script = `const { serveConformanceAgent } = require('acp-wire/conformance-agent');
+        const { createConnectionPair } = require('acp-wire');${SERVE_AND_INITIALIZE}`;
+      expect(runInConsumer(['-e', script])).to.equal(`{"name":"acp-wire-conformance-agent","version":"${manifest.version}"}`);
+    });
+
+    it('serves the conformance agent with serveConformanceAgent imported from acp-wire/conformance-agent (import)', () => {
+      const script = `import { serveConformanceAgent } from 'acp-wire/conformance-agent';
+        import { createConnectionPair } from 'acp-wire';${SERVE_AND_INITIALIZE}`;
+      expect(runInConsumer(['--input-type=module', '-e', script])).to.equal(
+        `{"name":"acp-wire-conformance-agent","version":"${manifest.version}"}`,
+      );
+    });
+
+    it('ships type declarations for both entry points', () => {
+      expect(existsSync(join(project, 'node_modules', 'acp-wire', 'dist', 'lib', 'index.d.ts'))).to.equal(true);
+      expect(existsSync(join(project, 'node_modules', 'acp-wire', 'dist', 'examples', 'conformance-agent.d.ts'))).to.equal(true);
+    });
+
+    it('runs its acp-wire command', () => {
+      expect(runInConsumer([join('node_modules', 'acp-wire', 'dist', 'bin', 'acp-wire.js'), '--version'])).to.equal(`${manifest.version}\n`);
+    });
+  });
+
+  describe('npm pack (prepack)', () => {
+    it('empties dist/ before building, so a file from a deleted source is not shipped', () => {
+      expect(manifest.scripts.prepack).to.match(/^npm run clean && npm run build$/);
+      const project = join(dir, 'clean-check');
+      mkdirSync(join(project, 'dist', 'lib'), { recursive: true });
+      writeFileSync(join(project, 'dist', 'lib', 'stale.js'), '');
+      writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'clean-check', scripts: { clean: manifest.scripts.clean } }));
+      execFileSync('npm', ['run', 'clean', '--silent'], { cwd: project });
+      expect(existsSync(join(project, 'dist'))).to.equal(false);
+    });
+  });
+});

@@ -1,0 +1,208 @@
+/**
+ * Chains that span hosts, on one machine over 127.0.0.1: `acp-wire serve` exposing a stdio agent,
+ * and `acp-wire conduct --listen` with components named by URL. Real processes; needs dist/.
+ */
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import {
+  HttpStatusError,
+  ProxyComponent,
+  RpcError,
+  connectHttp,
+  connectWebSocket,
+  listenTcp,
+  type TcpListener,
+} from '../../lib';
+import { ensureBuilt } from '../helpers/agent';
+import { LineCollector, TextCollector } from '../helpers/wire';
+import { rejectionOf } from './remote-helpers';
+
+const ROOT = join(__dirname, '..', '..');
+const BIN = join(ROOT, 'dist', 'bin', 'acp-wire.js');
+const AGENT = `${process.execPath} ${join(ROOT, 'dist', 'examples', 'conformance-agent.js')}`;
+const CLIENT_INIT = { protocolVersion: 2, info: { name: 'spec-client', version: '1.0.0' } };
+
+interface Cli {
+  readonly child: ChildProcess;
+  readonly stdout: LineCollector;
+  readonly stderr: TextCollector;
+  readonly exited: Promise<number | null>;
+  /** The URL of its `listening URL` first line. */
+  readonly url: string;
+}
+
+const running = new Set<Cli>();
+
+/** Starts `acp-wire <args>` and waits for its `listening ws://…` line. */
+async function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cli> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))));
+  const stdout = new LineCollector(child.stdout!, `acp-wire ${args[0]}`);
+  const stderr = new TextCollector(child.stderr!);
+  const [first] = await stdout.waitFor(1).catch((error: Error) => {
+    throw new Error(`${error.message}\nstderr: ${stderr.text}`);
+  });
+  const match = /^listening (ws:\/\/127\.0\.0\.1:\d+\/acp)$/.exec(first!);
+  if (!match) throw new Error(`unexpected first line ${JSON.stringify(first)}; stderr: ${stderr.text}`);
+  const cli = { child, stdout, stderr, exited, url: match[1]! };
+  running.add(cli);
+  void exited.then(() => running.delete(cli));
+  return cli;
+}
+
+/** Stops a CLI with SIGTERM and returns its exit code. */
+async function stopCli(cli: Cli): Promise<number | null> {
+  cli.child.kill('SIGTERM');
+  return cli.exited;
+}
+
+/** The pids of the live children of `pid` (from /proc). */
+function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) === pid && fields[0] !== 'Z') children.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return children;
+}
+
+/** Waits (polling /proc: another process's children have no event here) until `pid` has `count` children. */
+async function untilChildren(pid: number, count: number): Promise<number[]> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const children = childrenOf(pid);
+    if (children.length === count) return children;
+    await delay(25);
+  }
+  throw new Error(`process ${pid} has children ${JSON.stringify(childrenOf(pid))}, expected ${count}`);
+}
+
+describe('acp-wire serve and remote chains (real processes)', () => {
+  before(function () {
+    this.timeout(180_000);
+    ensureBuilt();
+  });
+
+  afterEach(async () => {
+    await Promise.all([...running].map(stopCli));
+  });
+
+  describe('acp-wire serve', () => {
+    it('prints its ws URL first and serves the agent over WebSocket and Streamable HTTP', async () => {
+      const serve = await startCli(['serve', '--port', '0', AGENT]);
+      const ws = await connectWebSocket(serve.url);
+      const init = await ws.sendRequest<{ info: { name: string } }>('initialize', CLIENT_INIT);
+      expect(init.info.name).to.equal('acp-wire-conformance-agent');
+      const http = connectHttp(serve.url.replace('ws://', 'http://'));
+      expect(await http.sendRequest('initialize', CLIENT_INIT)).to.deep.equal(init);
+      expect(await http.sendRequest('_test/echo', { over: 'http' })).to.deep.equal({ over: 'http' });
+      await Promise.all([ws.close(), http.close()]);
+      expect(await stopCli(serve)).to.equal(143);
+    });
+
+    it('runs one agent process per client connection and ends it with the connection', async () => {
+      const serve = await startCli(['serve', AGENT]);
+      const pid = serve.child.pid!;
+      const first = await connectWebSocket(serve.url);
+      const second = await connectWebSocket(serve.url);
+      await Promise.all([first.sendRequest('initialize', CLIENT_INIT), second.sendRequest('initialize', CLIENT_INIT)]);
+      // Each agent has its own state: a notification to one is not seen by the other.
+      first.sendNotification('only/first');
+      expect(await first.sendRequest('_test/received')).to.deep.equal({ notifications: [{ method: 'only/first' }] });
+      expect(await second.sendRequest('_test/received')).to.deep.equal({ notifications: [] });
+      const [a, b] = await untilChildren(pid, 2);
+      expect(a).to.not.equal(b);
+      await first.close();
+      await untilChildren(pid, 1);
+      await second.close();
+      await untilChildren(pid, 0);
+      expect(await stopCli(serve)).to.equal(143);
+    });
+
+    it('ends every agent process when it is stopped with clients still connected', async () => {
+      const serve = await startCli(['serve', AGENT]);
+      const client = await connectWebSocket(serve.url);
+      const sleeping = client.sendRequest('_test/sleep', { ms: 60_000 });
+      await client.sendRequest('initialize', CLIENT_INIT).catch(() => undefined);
+      await untilChildren(serve.child.pid!, 1);
+      const agents = childrenOf(serve.child.pid!);
+      expect(await stopCli(serve)).to.equal(143);
+      expect(await rejectionOf(sleeping)).to.have.property('name').that.matches(/ConnectionClosedError|RpcError/);
+      for (const agent of agents) expect(() => process.kill(agent, 0)).to.throw();
+    });
+
+    it('requires ACP_WIRE_TOKEN as the bearer token when it is set', async () => {
+      const serve = await startCli(['serve', AGENT], { ACP_WIRE_TOKEN: 'tok3n' });
+      const refused = await rejectionOf(connectWebSocket(serve.url, { token: 'wrong' }));
+      expect(refused).to.be.instanceOf(HttpStatusError).and.include({ status: 401 });
+      expect(childrenOf(serve.child.pid!)).to.deep.equal([]);
+      const client = await connectWebSocket(serve.url, { token: 'tok3n' });
+      expect(await client.sendRequest('initialize', CLIENT_INIT)).to.have.property('protocolVersion', 2);
+      await client.close();
+    });
+
+    it('exits 2 with its usage for bad arguments', async () => {
+      for (const args of [['serve'], ['serve', '--port', 'x', AGENT], ['serve', '--bogus', AGENT], ['serve', 'a', 'b']]) {
+        const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+        const stderr = new TextCollector(child.stderr!);
+        const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+        expect(code, args.join(' ')).to.equal(2);
+        expect(stderr.text).to.include('usage: acp-wire serve');
+      }
+    });
+  });
+
+  describe('a chain across transports', () => {
+    let proxyListener: TcpListener;
+    before(async () => {
+      // A passthrough proxy reached over TCP (in this process, as if on another host).
+      proxyListener = await listenTcp({ port: 0 }, (connection) => void new ProxyComponent(connection));
+    });
+    after(async () => {
+      await proxyListener.close();
+    });
+
+    it('client → conductor (--listen ws) → proxy over TCP → agent over WebSocket: a cancel reaches the agent once, with its own id', async () => {
+      const serve = await startCli(['serve', AGENT], { ACP_WIRE_LOG: 'trace' });
+      const conductor = await startCli(['conduct', '--listen', '0', `tcp://127.0.0.1:${proxyListener.port}`, serve.url]);
+      const client = await connectWebSocket(conductor.url);
+      const init = await client.sendRequest<{ protocolVersion: number }>('initialize', CLIENT_INIT);
+      expect(init.protocolVersion).to.equal(2);
+      const sleeping = client.sendRequest('_test/sleep', { ms: 60_000 });
+      // Once this echo is back, the sleep has reached the agent (every hop keeps order).
+      expect(await client.sendRequest('_test/echo', ['barrier'])).to.deep.equal(['barrier']);
+      sleeping.cancel();
+      const error = await rejectionOf(sleeping);
+      expect(error).to.be.instanceOf(RpcError).and.include({ code: -32800 });
+      const { notifications } = await client.sendRequest<{ notifications: { method: string; params: { requestId: unknown } }[] }>('_test/received');
+      const cancels = notifications.filter((n) => n.method === '$/cancel_request');
+      expect(cancels).to.have.length(1);
+      // The agent's own trace names the id it received the sleep with: the cancel carries that one.
+      const received = [...serve.stderr.text.matchAll(/ trace <- (\{.*\})$/gm)].map((m) => JSON.parse(m[1]!) as { id?: unknown; method?: string });
+      const sleep = received.filter((m) => m.method === '_test/sleep');
+      expect(sleep).to.have.length(1);
+      expect(cancels[0]!.params.requestId).to.deep.equal(sleep[0]!.id);
+      expect(received.filter((m) => m.method === '$/cancel_request')).to.have.length(1);
+      await client.close();
+      expect(await stopCli(conductor)).to.equal(143);
+      expect(await stopCli(serve)).to.equal(143);
+    });
+
+    it('a URL component that refuses the connection ends the chain with a message, not a hang', async () => {
+      const conductor = await startCli(['conduct', '--listen', '0', 'ws://127.0.0.1:1/acp']);
+      const client = await connectWebSocket(conductor.url);
+      const error = await rejectionOf(client.sendRequest('initialize', CLIENT_INIT));
+      expect(error).to.have.property('name', 'ConnectionClosedError');
+      await conductor.stderr.waitFor(/could not connect a component/);
+      expect(await stopCli(conductor)).to.equal(1);
+    });
+  });
+});

@@ -1,0 +1,95 @@
+/**
+ * How `acp-wire conduct` ends when things go wrong, through the real process: a component that
+ * cannot be started (issue 10, item 5) and SIGTERM/SIGINT with an agent that never reads its stdin
+ * (issue 11, defect 3).
+ */
+import { expect } from 'chai';
+import { AGENT_COMMAND, CLIENT_INIT, ensureChainBuilt, hasMethodJson, isResponseTo, spawnConductor, traceOf, type ConductorProcess } from '../helpers/chain';
+
+const INIT_LINE = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":${JSON.stringify(CLIENT_INIT)}}`;
+const STUCK_AGENT = `node -e "console.error('stuck agent', process.pid); setInterval(() => {}, 1000)"`;
+
+/** Whether a process with this pid exists. */
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function notStartedLine(id: string, command: string, code: string, cause: string): string {
+  const data = { reason: 'component_not_started', component: 'agent', command, code, cause };
+  return `{"jsonrpc":"2.0","id":${id},"error":{"code":-32603,"message":"Internal error","data":${JSON.stringify(data)}}}`;
+}
+
+describe('acp-wire conduct, ending', function () {
+  this.timeout(30000);
+  before(() => ensureChainBuilt());
+
+  let chain: ConductorProcess | undefined;
+  const strays: number[] = [];
+  afterEach(async () => {
+    if (chain && chain.child.exitCode === null && chain.child.signalCode === null) {
+      chain.child.kill('SIGKILL');
+      await chain.exited;
+    }
+    for (const pid of strays.splice(0)) if (isRunning(pid)) process.kill(pid, 'SIGKILL');
+    chain = undefined;
+  });
+
+  describe('when the agent cannot be started', () => {
+    it('answers every request the client sent with -32603 naming the agent and the cause (ENOENT), then exits 1', async () => {
+      const command = 'acp-wire-no-such-agent --verbose';
+      chain = spawnConductor([command]);
+      chain.send(`${INIT_LINE}\n{"jsonrpc":"2.0","id":"s","method":"session/new","params":{"cwd":"/","mcpServers":[]}}`);
+      const cause = 'spawn acp-wire-no-such-agent ENOENT';
+      expect(await chain.stdout.take(isResponseTo(0))).to.equal(notStartedLine('0', command, 'ENOENT', cause));
+      expect(await chain.stdout.take(isResponseTo('s'))).to.equal(notStartedLine('"s"', command, 'ENOENT', cause));
+      chain.child.stdin!.end();
+      expect(await chain.exited).to.deep.equal({ code: 1, signal: null });
+      expect(chain.stdout.all).to.have.length(2);
+      expect(chain.stderr.all).to.include(`acp-wire conduct: agent (${command}) could not be started (${cause})`);
+    });
+
+    it('answers a request sent after the first answer too, and exits 1 by itself once the client is quiet', async () => {
+      chain = spawnConductor([__dirname]);
+      const cause = `spawn ${__dirname} EACCES`;
+      chain.send(INIT_LINE);
+      expect(await chain.stdout.take(isResponseTo(0))).to.equal(notStartedLine('0', __dirname, 'EACCES', cause));
+      chain.send('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}');
+      expect(await chain.stdout.take(isResponseTo(1))).to.equal(notStartedLine('1', __dirname, 'EACCES', cause));
+      expect(await chain.exited).to.deep.equal({ code: 1, signal: null });
+    });
+  });
+
+  describe('on SIGTERM, with an agent that never reads its stdin and bytes queued for it', () => {
+    it('ends the chain, the agent included, and exits 143', async () => {
+      chain = spawnConductor(['--trace', '--kill-timeout', '100', STUCK_AGENT]);
+      const pid = Number(/^stuck agent (\d+)$/.exec(await chain.stderr.take((line) => line.startsWith('stuck agent')))![1]);
+      strays.push(pid);
+      // Far more than a pipe holds: most of it stays queued in the conductor.
+      chain.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'x', params: { big: 'x'.repeat(1 << 20) } }));
+      await chain.stderr.take(traceOf('agent', '->', hasMethodJson('x')));
+      chain.child.kill('SIGTERM');
+      expect(await chain.exited).to.deep.equal({ code: 143, signal: null });
+      expect(isRunning(pid), 'the agent is gone').to.equal(false);
+    });
+  });
+
+  describe('on SIGINT', () => {
+    it('shuts a working chain down, answering the pending request, and exits 130', async () => {
+      chain = spawnConductor(['--trace', AGENT_COMMAND]);
+      chain.send(INIT_LINE);
+      await chain.stdout.take(isResponseTo(0));
+      chain.send({ jsonrpc: '2.0', id: 1, method: '_test/sleep', params: { ms: 60000 } });
+      await chain.stderr.take(traceOf('agent', '->', hasMethodJson('_test/sleep')));
+      chain.child.kill('SIGINT');
+      expect(await chain.stdout.take(isResponseTo(1))).to.equal(
+        '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error","data":{"reason":"incoming_transport_closed","method":"_test/sleep"}}}',
+      );
+      expect(await chain.exited).to.deep.equal({ code: 130, signal: null });
+    });
+  });
+});
