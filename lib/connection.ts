@@ -88,6 +88,8 @@ export interface ConnectionEvents {
  * Backpressure: while the output cannot take more, the connection keeps reading but holds what it
  * reads, in order, and dispatches it once the output drains; it stops reading only when it holds
  * more than 16 MiB. (Reading on means two peers that flood each other never wait on each other.)
+ * What you send is queued whatever the peer reads: wait on {@link Connection.drained} (or
+ * `writableNeedDrain` and `'drain'`) when you send a lot.
  * The connection closes when `close()` is called, the input ends or errors, or the output errors:
  * pending outgoing requests then reject with {@link ConnectionClosedError}, handlers' signals abort,
  * no automatic answers are sent, and every listener this connection added is removed.
