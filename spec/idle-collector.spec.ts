@@ -1,13 +1,16 @@
 /**
- * Issue 11, design risk "the idle collector on a big heap": forced collections take at most a
- * fixed share of wall-clock time, so one request a peer keeps open cannot make a process with a
- * big heap stall every few seconds. Asserted on the collector's schedule, never on elapsed time.
+ * configureIdleCollection(): option validation at the entry point (the collector's automatic
+ * answers are covered by the unanswered-request specs); and, for issue 11's design risk "the idle
+ * collector on a big heap", the duty cycle: forced collections take at most a fixed share of
+ * wall-clock time, so one request a peer keeps open cannot make a process with a big heap stall
+ * every few seconds. Asserted on the collector's schedule, never on elapsed time.
  */
 import { expect } from 'chai';
 import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { configureIdleCollection, createConnectionPair, type Connection, type Responder } from '../lib';
 import { dutyCycleWait, idleCollectorStats } from '../lib/idle-collector';
 
+/** The documented defaults, restored after each test: the collector is shared by every connection. */
 const DEFAULTS = { enabled: true, initialDelayMs: 1000, maxDelayMs: 8000, maxDutyCycle: 0.01 };
 
 /** Resolves after the next forced full collection in this process. */
@@ -26,6 +29,46 @@ function nextForcedCollection(): Promise<void> {
   });
 }
 
+describe('configureIdleCollection()', () => {
+  afterEach(() => configureIdleCollection(DEFAULTS));
+
+  for (const option of ['initialDelayMs', 'maxDelayMs'] as const) {
+    for (const value of [0, -1, Number.NaN, Number.POSITIVE_INFINITY, '100' as unknown as number]) {
+      it(`throws RangeError naming ${option} for ${typeof value === 'string' ? `the string '${value}'` : String(value)}`, () => {
+        expect(() => configureIdleCollection({ [option]: value })).to.throw(RangeError, option);
+      });
+    }
+  }
+
+  it('throws RangeError when initialDelayMs exceeds maxDelayMs', () => {
+    expect(() => configureIdleCollection({ initialDelayMs: 500, maxDelayMs: 100 })).to.throw(RangeError, /initialDelayMs must not exceed maxDelayMs/);
+  });
+
+  it('checks a delay given alone against the other one as configured', () => {
+    configureIdleCollection({ maxDelayMs: 1000 });
+    expect(() => configureIdleCollection({ initialDelayMs: 2000 })).to.throw(RangeError, /initialDelayMs must not exceed maxDelayMs/);
+    expect(() => configureIdleCollection({ maxDelayMs: 999, initialDelayMs: 999 })).not.to.throw();
+  });
+
+  it('accepts equal delays and fractions of a millisecond', () => {
+    expect(() => configureIdleCollection({ initialDelayMs: 300, maxDelayMs: 300 })).not.to.throw();
+    expect(() => configureIdleCollection({ initialDelayMs: 0.5 })).not.to.throw();
+  });
+
+  it('changes nothing when it throws', () => {
+    configureIdleCollection({ initialDelayMs: 100, maxDelayMs: 1000 });
+    expect(() => configureIdleCollection({ initialDelayMs: 5000, maxDelayMs: Number.NaN })).to.throw(RangeError, 'maxDelayMs');
+    // Had initialDelayMs become 5000, a maximum of 1000 would now be refused.
+    expect(() => configureIdleCollection({ maxDelayMs: 1000 })).not.to.throw();
+  });
+
+  for (const value of [0, -0.5, 1.5, Number.NaN, '0.1' as unknown as number]) {
+    it(`throws RangeError naming maxDutyCycle for ${String(value)}`, () => {
+      expect(() => configureIdleCollection({ maxDutyCycle: value })).to.throw(RangeError, 'maxDutyCycle');
+    });
+  }
+});
+
 describe('the idle collector (issue 11)', () => {
   afterEach(() => configureIdleCollection(DEFAULTS));
 
@@ -37,14 +80,6 @@ describe('the idle collector (issue 11)', () => {
     it('leaves the 1 s → 8 s schedule alone for collections of a small heap (under 10 ms)', () => {
       expect(dutyCycleWait(10, 0.01)).to.be.below(1000);
     });
-  });
-
-  describe('configureIdleCollection()', () => {
-    for (const value of [0, -0.5, 1.5, Number.NaN, '0.1' as unknown as number]) {
-      it(`throws RangeError naming maxDutyCycle for ${String(value)}`, () => {
-        expect(() => configureIdleCollection({ maxDutyCycle: value })).to.throw(RangeError, 'maxDutyCycle');
-      });
-    }
   });
 
   describe('while a peer keeps a request open', () => {

@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, ensureChainBuilt } from './helpers/chain';
+import { ROOT, useBuild } from './helpers/processes';
 
 interface PackedFile {
   path: string;
@@ -36,8 +36,8 @@ describe('the package', function () {
   this.timeout(60000);
   let dir: string;
   let packed: { tarball: string; files: string[] };
+  useBuild();
   before(() => {
-    ensureChainBuilt();
     dir = mkdtempSync(join(tmpdir(), 'acp-wire-package-'));
     packed = pack(dir);
   });

@@ -6,7 +6,9 @@ import { expect } from 'chai';
 import { once } from 'node:events';
 import { createConnection, type Socket } from 'node:net';
 import { connectTcp, createConnectionPair, listenConductor, type Conductor, type ConductorListener, type Connection, type LogLevel } from '../../lib';
-import { AGENT_COMMAND, CLIENT_INIT, ensureChainBuilt } from '../helpers/chain';
+import { AGENT_COMMAND } from '../helpers/chain';
+import { CLIENT_INIT } from '../helpers/conformance-agent';
+import { useBuild } from '../helpers/processes';
 
 async function rawSocket(port: number): Promise<Socket> {
   const socket = createConnection({ host: '127.0.0.1', port });
@@ -16,7 +18,7 @@ async function rawSocket(port: number): Promise<Socket> {
 
 describe('listenConductor()', function () {
   this.timeout(30000);
-  before(() => ensureChainBuilt());
+  useBuild();
 
   let listener: ConductorListener | undefined;
   const sockets: Socket[] = [];

@@ -3,9 +3,7 @@
  * and `acp-wire conduct --listen` with components named by URL. Real processes; needs dist/.
  */
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   HttpStatusError,
@@ -16,20 +14,15 @@ import {
   listenTcp,
   type TcpListener,
 } from '../../lib';
-import { ensureBuilt } from '../helpers/agent';
-import { LineCollector, TextCollector } from '../helpers/wire';
-import { rejectionOf } from './remote-helpers';
+import { rejectionOf } from '../helpers/async';
+import { LineReader } from '../helpers/lines';
+import { childProcesses } from '../helpers/process-table';
+import { CLI, CONFORMANCE_AGENT, ROOT, spawnScript, useBuild, type SpawnedProcess } from '../helpers/processes';
 
-const ROOT = join(__dirname, '..', '..');
-const BIN = join(ROOT, 'dist', 'bin', 'acp-wire.js');
-const AGENT = `${process.execPath} ${join(ROOT, 'dist', 'examples', 'conformance-agent.js')}`;
+const AGENT = `${process.execPath} ${CONFORMANCE_AGENT}`;
 const CLIENT_INIT = { protocolVersion: 2, info: { name: 'spec-client', version: '1.0.0' } };
 
-interface Cli {
-  readonly child: ChildProcess;
-  readonly stdout: LineCollector;
-  readonly stderr: TextCollector;
-  readonly exited: Promise<number | null>;
+interface Cli extends SpawnedProcess {
   /** The URL of its `listening URL` first line. */
   readonly url: string;
 }
@@ -38,16 +31,14 @@ const running = new Set<Cli>();
 
 /** Starts `acp-wire <args>` and waits for its `listening ws://…` line. */
 async function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cli> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))));
-  const stdout = new LineCollector(child.stdout!, `acp-wire ${args[0]}`);
-  const stderr = new TextCollector(child.stderr!);
-  const [first] = await stdout.waitFor(1).catch((error: Error) => {
+  const spawned = spawnScript(CLI, args, { env });
+  const { stdout, stderr, exited } = spawned;
+  const first = await stdout.take().catch((error: Error) => {
     throw new Error(`${error.message}\nstderr: ${stderr.text}`);
   });
-  const match = /^listening (ws:\/\/127\.0\.0\.1:\d+\/acp)$/.exec(first!);
+  const match = /^listening (ws:\/\/127\.0\.0\.1:\d+\/acp)$/.exec(first);
   if (!match) throw new Error(`unexpected first line ${JSON.stringify(first)}; stderr: ${stderr.text}`);
-  const cli = { child, stdout, stderr, exited, url: match[1]! };
+  const cli = { ...spawned, url: match[1]! };
   running.add(cli);
   void exited.then(() => running.delete(cli));
   return cli;
@@ -56,23 +47,13 @@ async function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cl
 /** Stops a CLI with SIGTERM and returns its exit code. */
 async function stopCli(cli: Cli): Promise<number | null> {
   cli.child.kill('SIGTERM');
-  return cli.exited;
+  const { code, signal } = await cli.exited;
+  return code ?? (signal ? -1 : null);
 }
 
 /** The pids of the live children of `pid` (from /proc). */
 function childrenOf(pid: number): number[] {
-  const children: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[1]) === pid && fields[0] !== 'Z') children.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return children;
+  return childProcesses(pid).map((child) => child.pid);
 }
 
 /** Waits (polling /proc: another process's children have no event here) until `pid` has `count` children. */
@@ -86,10 +67,7 @@ async function untilChildren(pid: number, count: number): Promise<number[]> {
 }
 
 describe('acp-wire serve and remote chains (real processes)', () => {
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
 
   afterEach(async () => {
     await Promise.all([...running].map(stopCli));
@@ -151,8 +129,8 @@ describe('acp-wire serve and remote chains (real processes)', () => {
 
     it('exits 2 with its usage for bad arguments', async () => {
       for (const args of [['serve'], ['serve', '--port', 'x', AGENT], ['serve', '--bogus', AGENT], ['serve', 'a', 'b']]) {
-        const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-        const stderr = new TextCollector(child.stderr!);
+        const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+        const stderr = new LineReader(child.stderr!, { label: 'acp-wire serve stderr' });
         const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
         expect(code, args.join(' ')).to.equal(2);
         expect(stderr.text).to.include('usage: acp-wire serve');
@@ -201,7 +179,7 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       const client = await connectWebSocket(conductor.url);
       const error = await rejectionOf(client.sendRequest('initialize', CLIENT_INIT));
       expect(error).to.have.property('name', 'ConnectionClosedError');
-      await conductor.stderr.waitFor(/could not connect a component/);
+      await conductor.stderr.findText(/could not connect a component/);
       expect(await stopCli(conductor)).to.equal(1);
     });
   });

@@ -5,7 +5,8 @@
 import { expect } from 'chai';
 import { once } from 'node:events';
 import { HeartbeatTimeoutError, listenRemote, type Connection, type RemoteListener } from '../../lib';
-import { closeOf, connectRawWebSocket, rejectionOf, expectTcpHandles, serveEcho, tcpHandles } from './remote-helpers';
+import { rejectionOf } from '../helpers/async';
+import { closeOf, connectRawWebSocket, expectTcpHandles, serveEcho, tcpHandles } from './remote-helpers';
 
 describe('WebSocket heartbeat', () => {
   let baseline: number;
@@ -42,6 +43,6 @@ describe('WebSocket heartbeat', () => {
     expect(reason).to.equal('input error');
     expect(error).to.be.instanceOf(HeartbeatTimeoutError).and.include({ timeoutMs: 150 });
     expect(closed.code).to.equal(1006);
-    expect((await rejectionOf(pending)).cause).to.equal(error);
+    expect((await rejectionOf<Error>(pending)).cause).to.equal(error);
   });
 });

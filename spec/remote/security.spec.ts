@@ -4,7 +4,8 @@
  */
 import { expect } from 'chai';
 import { HttpStatusError, connectWebSocket, listenRemote, type RemoteListener, type RemoteServerOptions } from '../../lib';
-import { expectTcpHandles, rejectionOf, serveEcho, tcpHandles, upgradeStatus } from './remote-helpers';
+import { rejectionOf } from '../helpers/async';
+import { expectTcpHandles, serveEcho, tcpHandles, upgradeStatus } from './remote-helpers';
 
 describe('remote server access', () => {
   let baseline: number;
@@ -139,7 +140,7 @@ describe('remote server access', () => {
           { path: 'acp' },
           { transports: [] },
           { maxPayload: 1.5 },
-        ].map((options) => rejectionOf(listenRemote(options, noop))),
+        ].map((options) => rejectionOf<Error>(listenRemote(options, noop))),
       );
       expect(errors.map((error) => `${error.name}: ${error.message.split(' ')[0]}`)).to.deep.equal([
         'TypeError: token',

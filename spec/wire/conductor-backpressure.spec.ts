@@ -7,10 +7,12 @@
 import { expect } from 'chai';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { ROOT, ensureChainBuilt, isResponseTo, spawnConductor, type ConductorProcess } from '../helpers/chain';
+import { spawnConductor } from '../helpers/chain';
+import { isResponseTo, lineMatching } from '../helpers/messages';
+import { fixtureArgs, useBuild, type SpawnedProcess } from '../helpers/processes';
 
-const DEAF_AGENT = `node -r ts-node/register/transpile-only ${join(ROOT, 'spec', 'fixtures', 'deaf-agent.ts')}`;
+/** The command line of the fixture agent that reads nothing until SIGUSR2 (after the build). */
+const deafAgent = (): string => ['node', ...fixtureArgs('deaf-agent')].join(' ');
 const BACKLOG_LIMIT = 16 * 1024 * 1024;
 const LINE_BYTES = 64 * 1024;
 const COUNT = 1024;
@@ -26,22 +28,23 @@ describe('acp-wire conduct with an agent that does not read its stdin (issue 11,
   this.timeout(60000);
   before(function () {
     if (!existsSync('/proc/self/status')) this.skip();
-    ensureChainBuilt();
   });
+  useBuild();
 
-  let chain: ConductorProcess | undefined;
+  let chain: SpawnedProcess | undefined;
   afterEach(async () => {
-    if (chain && chain.child.exitCode === null && chain.child.signalCode === null) await chain.end();
+    if (chain && chain.child.exitCode === null && chain.child.signalCode === null) await chain.stop();
     chain = undefined;
   });
 
   it('stops reading the client past its backlog limit, with bounded memory, and delivers everything once the agent reads', async () => {
-    chain = spawnConductor([DEAF_AGENT], { ACP_WIRE_LOG: 'debug' });
-    const agentPid = Number((await chain.stderr.take((line) => line.startsWith('deaf-agent '))).split(' ')[1]);
+    chain = spawnConductor([deafAgent()], { ACP_WIRE_LOG: 'debug' });
+    const agentPid = Number((await chain.stderr.take(lineMatching(/^deaf-agent \d+$/))).split(' ')[1]);
     const baseline = rssOf(chain.child.pid!);
     const input = chain.child.stdin!;
     const pad = 'x'.repeat(LINE_BYTES - 64);
-    const paused = chain.stderr.take((line) => line.includes(' client debug input paused: holding '));
+    // Bounded by the test's timeout only: how long the conductor takes to read 16 MiB is not the claim.
+    const paused = chain.stderr.take(lineMatching(/ client debug input paused: holding /), Number.POSITIVE_INFINITY);
     for (let seq = 0; seq < COUNT; seq++) input.write(`{"jsonrpc":"2.0","method":"n","params":{"seq":${seq},"pad":"${pad}"}}\n`);
     const readAll = once(input, 'drain').then(() => undefined);
     const pauseLine = await Promise.race([paused, readAll]);
@@ -55,8 +58,8 @@ describe('acp-wire conduct with an agent that does not read its stdin (issue 11,
     expect(grown, `conductor RSS grew ${(grown / MIB).toFixed(1)} MiB`).to.be.below(100 * MIB);
     process.kill(agentPid, 'SIGUSR2');
     if (input.writableLength > 0) await once(input, 'drain');
-    expect(await chain.request(1, 'count')).to.deep.equal({ jsonrpc: '2.0', id: 1, result: { notifications: COUNT, lastSeq: COUNT - 1 } });
-    expect(await chain.end()).to.deep.equal({ code: 0, signal: null });
-    expect(chain.stdout.all.filter(isResponseTo(1))).to.have.length(1);
+    expect(await chain.request(1, 'count')).to.equal(`{"jsonrpc":"2.0","id":1,"result":{"notifications":${COUNT},"lastSeq":${COUNT - 1}}}`);
+    expect(await chain.stop()).to.deep.equal({ code: 0, signal: null });
+    expect(chain.stdout.matching(isResponseTo(1))).to.have.length(1);
   });
 });

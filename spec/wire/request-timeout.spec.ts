@@ -5,25 +5,14 @@
  * through the real conductor with raw NDJSON and a fixture agent that never answers.
  */
 import { expect } from 'chai';
-import { join } from 'node:path';
 import { Conductor, createConnectionPair } from '../../lib';
-import {
-  AGENT_COMMAND,
-  CLIENT_INIT,
-  PASSTHROUGH_COMMAND,
-  ROOT,
-  ensureChainBuilt,
-  hasMethod,
-  hasMethodJson,
-  isCancel,
-  isResponseTo,
-  spawnConductor,
-  traceJson,
-  traceOf,
-  type ConductorProcess,
-} from '../helpers/chain';
+import { AGENT_COMMAND, PASSTHROUGH_COMMAND, spawnConductor, traceJson, traceOf } from '../helpers/chain';
+import { CLIENT_INIT } from '../helpers/conformance-agent';
+import { hasMethod, isCancelFor, isResponseTo, lineMatching } from '../helpers/messages';
+import { fixtureArgs, useBuild, type SpawnedProcess } from '../helpers/processes';
 
-const MUTE_AGENT = `node -r ts-node/register/transpile-only ${join(ROOT, 'spec', 'fixtures', 'mute-agent.ts')}`;
+/** The command line of the fixture agent that never answers (after the build). */
+const muteAgent = (): string => ['node', ...fixtureArgs('mute-agent')].join(' ');
 const INIT_LINE = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":${JSON.stringify(CLIENT_INIT)}}`;
 
 function timedOut(id: number | string, method: string): string {
@@ -34,9 +23,9 @@ function timedOut(id: number | string, method: string): string {
 const DEADLINE = '2000';
 
 /** Spawns the conductor, waits until the mute agent (if any) reads, and completes `initialize`. */
-async function startChain(args: readonly string[]): Promise<ConductorProcess> {
+async function startChain(args: readonly string[]): Promise<SpawnedProcess> {
   const chain = spawnConductor(args);
-  if (args.includes(MUTE_AGENT)) await chain.stderr.take((line) => line === 'mute-agent ready');
+  if (args.some((arg) => arg.includes('mute-agent'))) await chain.stderr.take(lineMatching(/^mute-agent ready$/));
   chain.send(INIT_LINE);
   expect(await chain.stdout.take(isResponseTo(0))).to.match(/^\{"jsonrpc":"2\.0","id":0,"result":/);
   return chain;
@@ -44,32 +33,32 @@ async function startChain(args: readonly string[]): Promise<ConductorProcess> {
 
 describe('acp-wire conduct --request-timeout (issue 11)', function () {
   this.timeout(30000);
-  before(() => ensureChainBuilt());
+  useBuild();
 
-  let chain: ConductorProcess | undefined;
+  let chain: SpawnedProcess | undefined;
   afterEach(async () => {
-    if (chain && chain.child.exitCode === null && chain.child.signalCode === null) await chain.end();
+    if (chain && chain.child.exitCode === null && chain.child.signalCode === null) await chain.stop();
     chain = undefined;
   });
 
   it('answers -32603 request_timeout when the agent never answers, and cancels it there exactly once', async () => {
-    chain = await startChain(['--trace', '--request-timeout', DEADLINE, MUTE_AGENT]);
+    chain = await startChain(['--trace', '--request-timeout', DEADLINE, muteAgent()]);
     chain.send('{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{"sessionId":"s"}}');
     expect(await chain.stdout.take(isResponseTo(1))).to.equal(timedOut(1, 'session/prompt'));
-    const agentId = traceJson(await chain.stderr.take(traceOf('agent', '->', hasMethodJson('session/prompt')))).id;
-    const received = await chain.request(2, '_mute/received');
+    const agentId = traceJson(await chain.stderr.take(traceOf('agent', '->', hasMethod('session/prompt')))).id;
+    const received = JSON.parse(await chain.request(2, '_mute/received')) as { result: unknown };
     expect(received.result).to.deep.equal({ requests: [{ id: agentId, method: 'session/prompt' }], cancels: [agentId] });
-    expect(chain.stderr.matching(traceOf('agent', '->', isCancel()))).to.have.length(1);
-    expect(await chain.end()).to.deep.equal({ code: 0, signal: null });
+    expect(chain.stderr.matching(traceOf('agent', '->', isCancelFor()))).to.have.length(1);
+    expect(await chain.stop()).to.deep.equal({ code: 0, signal: null });
   });
 
   it('times out every hop of a chain through a proxy: the client is answered, the agent cancelled once', async () => {
-    chain = await startChain(['--trace', '--request-timeout', DEADLINE, PASSTHROUGH_COMMAND, MUTE_AGENT]);
+    chain = await startChain(['--trace', '--request-timeout', DEADLINE, PASSTHROUGH_COMMAND, muteAgent()]);
     chain.send('{"jsonrpc":"2.0","id":"p","method":"session/prompt","params":{"sessionId":"s"}}');
     expect(await chain.stdout.take(isResponseTo('p'))).to.equal(timedOut('p', 'session/prompt'));
-    const agentId = traceJson(await chain.stderr.take(traceOf('agent', '->', hasMethodJson('session/prompt')))).id;
-    await chain.stderr.take(traceOf('agent', '->', isCancel(agentId)));
-    const received = await chain.request(2, '_mute/received');
+    const agentId = traceJson(await chain.stderr.take(traceOf('agent', '->', hasMethod('session/prompt')))).id;
+    await chain.stderr.take(traceOf('agent', '->', isCancelFor(agentId)));
+    const received = JSON.parse(await chain.request(2, '_mute/received')) as { result: unknown };
     expect((received.result as { cancels: unknown[] }).cancels).to.deep.equal([agentId]);
   });
 
@@ -83,7 +72,7 @@ describe('acp-wire conduct --request-timeout (issue 11)', function () {
     chain.send('{"jsonrpc":"2.0","id":2,"method":"_test/sleep","params":{"ms":60000,"onCancel":"ignore"}}');
     expect(await chain.stdout.take(isResponseTo(2))).to.equal(timedOut(2, '_test/sleep'));
     chain.send(`{"jsonrpc":"2.0","id":${ask.id},"result":{"ok":true}}`);
-    const agentAskId = traceJson(await chain.stderr.take(traceOf('agent', '<-', hasMethodJson('ask/person')))).id;
+    const agentAskId = traceJson(await chain.stderr.take(traceOf('agent', '<-', hasMethod('ask/person')))).id;
     const delivered = await chain.stderr.take(traceOf('agent', '->', (json) => json.id === agentAskId && 'result' in json));
     expect(traceJson(delivered)).to.deep.equal({ jsonrpc: '2.0', id: agentAskId, result: { ok: true } });
     expect(chain.stdout.matching(hasMethod('$/cancel_request'))).to.deep.equal([]);
@@ -92,7 +81,7 @@ describe('acp-wire conduct --request-timeout (issue 11)', function () {
   it('refuses a bad value as bad usage', async () => {
     chain = spawnConductor(['--request-timeout', '1s', AGENT_COMMAND]);
     expect(await chain.exited).to.deep.equal({ code: 2, signal: null });
-    expect(chain.stderr.all).to.deep.equal([
+    expect(chain.stderr.lines).to.deep.equal([
       'acp-wire conduct: --request-timeout needs a number of milliseconds from 0 to 2147483647, got "1s" (see acp-wire conduct --help)',
     ]);
   });
