@@ -344,7 +344,9 @@ export class RequestAlreadySentError extends AcpWireError {
 
 /**
  * `SentRequest.forwardResponseTo()` cannot forward: the answer is already forwarded elsewhere, or
- * it was discarded by `detach()`. The responder is left as it was.
+ * it was discarded by `detach()`. The responder is left as it was. Also thrown by
+ * `sendProxiedMessageTo()` for a notification whose params cannot be serialized again (the `cause`
+ * is the {@link SerializationError}); nothing is sent.
  */
 export class ForwardingError extends AcpWireError {
   /** Always `'ForwardingError'`. */

@@ -50,6 +50,8 @@ export {
 } from './protocol';
 export { Connection } from './connection';
 export type { ConnectionEvents, ConnectionOptions } from './connection';
+export type { DrainOptions } from './drain';
+export { relayBackpressure } from './relay';
 export type { NotificationHandler, RequestHandler } from './router';
 export { Responder } from './responder';
 export { PreparedRequest, RequestCancellationHandle, SentRequest } from './sent-request';

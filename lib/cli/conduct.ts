@@ -32,6 +32,8 @@ options:
                        nothing in flight, and shut its chain down (default ${DEFAULT_CHAIN_IDLE_TIMEOUT_MS}, 0: never)
   --kill-timeout MS    how long a component may take to exit once its stdin is closed, before
                        SIGTERM, then SIGKILL as long again (default ${DEFAULT_KILL_TIMEOUT_MS})
+  --request-timeout MS cancel a request forwarded toward the agent that is not answered within
+                       MS, and answer it -32603 {"reason":"request_timeout"} (default 0: never)
   -h, --help           show this text
 
 exit codes: 0 when the client's stdin ends (with --tcp: when stdin ends); 1 when a component died
@@ -45,6 +47,7 @@ interface ConductArgs {
   maxChains: number | undefined;
   idleTimeoutMs: number | undefined;
   killTimeoutMs: number;
+  requestTimeoutMs: number | undefined;
   commands: string[];
 }
 
@@ -55,6 +58,7 @@ function parseConductArgs(argv: readonly string[]): ConductArgs {
     'max-chains': { type: 'string' },
     'idle-timeout': { type: 'string' },
     'kill-timeout': { type: 'string' },
+    'request-timeout': { type: 'string' },
   });
   const text = (name: string): string | undefined => values[name] as string | undefined;
   const tcpOnly = ['max-chains', 'idle-timeout'].find((name) => text(name) !== undefined);
@@ -65,6 +69,7 @@ function parseConductArgs(argv: readonly string[]): ConductArgs {
     maxChains: optional(text('max-chains'), (value) => parseDecimal('--max-chains', value, 'a number', 1, 65535)),
     idleTimeoutMs: optional(text('idle-timeout'), (value) => parseMilliseconds('--idle-timeout', value)),
     killTimeoutMs: optional(text('kill-timeout'), (value) => parseMilliseconds('--kill-timeout', value)) ?? DEFAULT_KILL_TIMEOUT_MS,
+    requestTimeoutMs: optional(text('request-timeout'), (value) => parseMilliseconds('--request-timeout', value)),
     commands: positionals,
   };
   if (args.commands.length === 0) throw new UsageError('give at least the agent command');
@@ -93,7 +98,13 @@ function reportOutcome(outcome: ConductorOutcome): boolean {
 
 async function conductOnStdio(args: ConductArgs, logger: (name: string) => Logger): Promise<number> {
   const client = connectStdio({ name: 'client', logger: logger('client') });
-  const conductor = new Conductor({ client, components: args.commands, logger, killTimeoutMs: args.killTimeoutMs });
+  const conductor = new Conductor({
+    client,
+    components: args.commands,
+    logger,
+    killTimeoutMs: args.killTimeoutMs,
+    requestTimeoutMs: args.requestTimeoutMs,
+  });
   const signals = watchStopSignals({
     command: NAME,
     stop: () => void conductor.close(),
@@ -114,6 +125,7 @@ async function conductOnTcp(args: ConductArgs, logger: (name: string) => Logger)
       components: args.commands,
       logger,
       killTimeoutMs: args.killTimeoutMs,
+      requestTimeoutMs: args.requestTimeoutMs,
       maxChains: args.maxChains,
       idleTimeoutMs: args.idleTimeoutMs,
       onChain: (conductor) => void conductor.closed.then((outcome) => (anyFailed = reportOutcome(outcome) || anyFailed)),

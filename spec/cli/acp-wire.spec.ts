@@ -46,7 +46,7 @@ describe('acp-wire (the command line)', function () {
         const run = acpWire(...args);
         expect(run).to.deep.include({ status: 0, stderr: '' });
         expect(run.stdout.split('\n')[0]).to.equal(CONDUCT_USAGE);
-        for (const option of ['--trace', '--tcp PORT', '--max-chains N', '--idle-timeout MS', '--kill-timeout MS', '-h, --help']) {
+        for (const option of ['--trace', '--tcp PORT', '--max-chains N', '--idle-timeout MS', '--kill-timeout MS', '--request-timeout MS', '-h, --help']) {
           expect(run.stdout).to.include(`  ${option} `);
         }
       });
