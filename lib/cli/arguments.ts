@@ -18,7 +18,8 @@ export type OptionTable = NonNullable<ParseArgsConfig['options']>;
 
 /** What {@link parseCommandArguments} returns: option values by name, and the positionals in order. */
 export interface ParsedArguments {
-  values: Record<string, string | boolean | undefined>;
+  /** A string, a flag's `true`, or the strings of an option declared `multiple`. */
+  values: Record<string, string | boolean | string[] | undefined>;
   positionals: string[];
 }
 

@@ -1,11 +1,11 @@
 /**
- * How the command line stops on SIGINT/SIGTERM: the chains are closed, and the process exits
- * within a bound even if a close hangs.
+ * How the command line stops on SIGINT/SIGTERM: the chains (or served agents) are closed, and the
+ * process exits within a bound even if a close hangs.
  *
  * @packageDocumentation
  */
+import type { ChildProcess } from 'node:child_process';
 import { lastResortKillMs } from '../acp/chain-component';
-import type { Conductor } from '../acp/conductor';
 import { report } from './subcommand';
 
 /** The signals that stop the command line, and its exit code after each (128 + the signal number). */
@@ -14,14 +14,24 @@ export const STOP_SIGNALS = { SIGINT: 130, SIGTERM: 143 } as const;
 /** SIGINT or SIGTERM. */
 export type StopSignal = keyof typeof STOP_SIGNALS;
 
+/** A process a forced stop kills: a chain's component, or an agent `serve` runs for a client. */
+export interface StoppableProcess {
+  /** Its name, for the stderr line of a forced stop. */
+  readonly name: string;
+  /** The child process (`undefined` for a component that is not a process of ours). */
+  readonly child: ChildProcess | undefined;
+  /** Resolves once it has exited. */
+  readonly exited: Promise<unknown>;
+}
+
 /** What {@link watchStopSignals} needs to know about the command it stops. */
 export interface StopTarget {
   /** The subcommand's name, for the stderr line of a forced stop. */
   command: string;
   /** Begins the orderly stop (closes the chains); the command then returns its exit code. */
   stop(): void;
-  /** The chains whose components a forced stop kills. */
-  chains(): Iterable<Conductor>;
+  /** The processes a forced stop kills. */
+  processes(): Iterable<StoppableProcess>;
   /** The components' kill timeout (`--kill-timeout`). */
   killTimeoutMs: number;
 }
@@ -30,14 +40,14 @@ export interface StopTarget {
 export interface StopSignals {
   /** The first stop signal received, if any. */
   readonly signal: StopSignal | undefined;
-  /** Removes the handlers and the pending deadline. */
+  /** Removes the handlers and the pending timers. */
   dispose(): void;
 }
 
 /**
  * On the first SIGINT/SIGTERM, calls `target.stop()` and sets a deadline; on a second signal, or
- * if the process is still running at the deadline, forces the stop: every component process still
- * running gets SIGKILL, and the process exits with 130/143 once they are gone (one second at most).
+ * if the process is still running at the deadline, forces the stop: every process still running
+ * gets SIGKILL, and the process exits with 130/143 once they are gone (one second at most).
  *
  * @remarks The deadline is the components' own last-resort kill time plus one second, so it only
  * fires when something other than a component hangs (e.g. a client that stopped reading).
@@ -68,12 +78,12 @@ export function watchStopSignals(target: StopTarget): StopSignals {
   };
 }
 
-/** Kills every component still running with SIGKILL, waits (one second at most) for them, and exits. */
+/** Kills every process still running with SIGKILL, waits (one second at most) for them, and exits. */
 async function forceStop(target: StopTarget, signal: StopSignal): Promise<never> {
-  const running = [...target.chains()].flatMap((chain) => chain.components).filter((c) => c.child?.exitCode === null && c.child.signalCode === null);
-  report(target.command, `the chain did not stop in time: killing ${running.map((c) => c.name).join(', ') || 'nothing'} with SIGKILL`);
-  for (const component of running) component.child!.kill('SIGKILL');
-  const gone = Promise.all(running.map((component) => component.exited));
+  const running = [...target.processes()].filter((p) => p.child?.exitCode === null && p.child.signalCode === null);
+  report(target.command, `did not stop in time: killing ${running.map((p) => p.name).join(', ') || 'nothing'} with SIGKILL`);
+  for (const p of running) p.child!.kill('SIGKILL');
+  const gone = Promise.all(running.map((p) => p.exited));
   await Promise.race([gone, new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
   // Exiting explicitly: what hung (a pipe nobody reads, a socket) would keep the event loop alive.
   process.exit(STOP_SIGNALS[signal]);
