@@ -44,7 +44,8 @@ options:
   --idle-timeout MS    with --tcp: close a client that sent and received nothing for MS with
                        nothing in flight, and shut its chain down (default ${DEFAULT_CHAIN_IDLE_TIMEOUT_MS}, 0: never)
   --kill-timeout MS    how long a component may take to exit once its stdin is closed, before
-                       SIGTERM, then SIGKILL as long again (default ${DEFAULT_KILL_TIMEOUT_MS})
+                       SIGTERM, then SIGKILL as long again; on stdio, also how long a first
+                       SIGINT waits for the client to end by itself (default ${DEFAULT_KILL_TIMEOUT_MS})
   -h, --help           show this text
 
 ACP_WIRE_TOKEN, when set, is the bearer token --listen clients must send, and the one sent to
@@ -180,6 +181,7 @@ async function conductOnStdio(runner: ChainRunner): Promise<number> {
     },
     processes: () => processesOf(runner.chains),
     killTimeoutMs: runner.args.killTimeoutMs,
+    isClientConnected: () => client !== undefined && !client.isClosed,
   });
   const failed = await runner.run(() => {
     client = connectStdio({ name: 'client', logger: runner.logger('client') });

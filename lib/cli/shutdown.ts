@@ -32,8 +32,14 @@ export interface StopTarget {
   stop(): void;
   /** The processes a forced stop kills. */
   processes(): Iterable<StoppableProcess>;
-  /** The components' kill timeout (`--kill-timeout`). */
+  /** The components' kill timeout (`--kill-timeout`); also the SIGINT grace period. */
   killTimeoutMs: number;
+  /**
+   * Whether the client is still connected, for a command that serves one client on its own stdio.
+   * When it is at the first SIGINT, the stop waits up to `killTimeoutMs` for the client to end by
+   * itself (see {@link watchStopSignals}).
+   */
+  isClientConnected?(): boolean;
 }
 
 /** The signal handlers of {@link watchStopSignals}. */
@@ -45,22 +51,39 @@ export interface StopSignals {
 }
 
 /**
- * On the first SIGINT/SIGTERM, calls `target.stop()` and sets a deadline; on a second signal, or
- * if the process is still running at the deadline, forces the stop: every process still running
- * gets SIGKILL, and the process exits with 130/143 once they are gone (one second at most).
+ * On SIGINT/SIGTERM, calls `target.stop()` and sets a deadline; on a further signal, or if the
+ * process is still running at the deadline, forces the stop: every process still running gets
+ * SIGKILL, and the process exits with 130/143 once they are gone (one second at most).
  *
- * @remarks The deadline is the components' own last-resort kill time plus one second, so it only
- * fires when something other than a component hangs (e.g. a client that stopped reading).
+ * @remarks
+ * - A first SIGINT while `target.isClientConnected()` is true does not stop at once: a Ctrl-C in a
+ *   terminal reaches the client's whole process group, and a client that runs this command as its
+ *   agent (acpx does) then cancels its turn through the chain and ends the chain's stdin itself.
+ *   The chain keeps routing for up to `killTimeoutMs`; then the stop begins. A second SIGINT, or a
+ *   SIGTERM, begins it at once.
+ * - The deadline is the components' own last-resort kill time plus one second after the stop
+ *   began, so it only fires when something other than a component hangs (e.g. a client that
+ *   stopped reading).
  */
 export function watchStopSignals(target: StopTarget): StopSignals {
   let signal: StopSignal | undefined;
+  let grace: NodeJS.Timeout | undefined;
   let deadline: NodeJS.Timeout | undefined;
-  const onSignal = (received: StopSignal): void => {
-    if (signal !== undefined) return void forceStop(target, signal);
-    signal = received;
-    deadline = setTimeout(() => void forceStop(target, received), lastResortKillMs(target.killTimeoutMs) + 1000);
+  const beginStop = (): void => {
+    clearTimeout(grace);
+    deadline = setTimeout(() => void forceStop(target, signal!), lastResortKillMs(target.killTimeoutMs) + 1000);
     deadline.unref();
     target.stop();
+  };
+  const onSignal = (received: StopSignal): void => {
+    if (deadline !== undefined) return void forceStop(target, signal!);
+    if (signal !== undefined) return beginStop();
+    signal = received;
+    if (received === 'SIGINT' && target.isClientConnected?.() === true && target.killTimeoutMs > 0) {
+      grace = setTimeout(beginStop, target.killTimeoutMs);
+    } else {
+      beginStop();
+    }
   };
   const handlers = Object.keys(STOP_SIGNALS).map((name) => {
     const handler = (): void => onSignal(name as StopSignal);
@@ -72,6 +95,7 @@ export function watchStopSignals(target: StopTarget): StopSignals {
       return signal;
     },
     dispose() {
+      clearTimeout(grace);
       clearTimeout(deadline);
       for (const [name, handler] of handlers) process.removeListener(name, handler);
     },
