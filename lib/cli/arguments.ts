@@ -113,3 +113,14 @@ export function parsePort(option: string, text: string): number {
 export function parseMilliseconds(option: string, text: string): number {
   return parseDecimal(option, text, 'a number of milliseconds', 0, MAX_TIMER_MS);
 }
+
+/**
+ * The bearer token in `ACP_WIRE_TOKEN` (`undefined` when unset or empty).
+ *
+ * @throws UsageError when it holds whitespace (it could not be sent in an `Authorization` header)
+ */
+export function bearerTokenFromEnvironment(): string | undefined {
+  const token = process.env.ACP_WIRE_TOKEN || undefined;
+  if (token !== undefined && /\s/.test(token)) throw new UsageError('ACP_WIRE_TOKEN must not hold whitespace');
+  return token;
+}

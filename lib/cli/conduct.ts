@@ -8,13 +8,13 @@
 import { splitCommandLine } from '../acp/command-line';
 import { Conductor, type ConductorOutcome } from '../acp/conductor';
 import { DEFAULT_CHAIN_IDLE_TIMEOUT_MS, DEFAULT_MAX_CHAINS, listenConductor } from '../acp/conductor-listener';
-import { ComponentConnectionError, connectUrlComponents } from '../acp/url-components';
+import { ComponentConnectionError, closeUrlComponents, connectUrlComponents } from '../acp/url-components';
 import type { Connection } from '../connection';
 import { describeThrown } from '../errors';
 import { createStderrLogger, defaultLogger, type Logger } from '../logger';
 import { connectStdio } from '../transports/stdio';
 import { isPeerUrl } from '../transports/url';
-import { UsageError, parseCommandArguments, parseDecimal, parseMilliseconds, parsePort } from './arguments';
+import { UsageError, bearerTokenFromEnvironment, parseCommandArguments, parseDecimal, parseMilliseconds, parsePort } from './arguments';
 import { listenForClients, parseListen, type ListenAddress } from './remote-conduct';
 import { STOP_SIGNALS, watchStopSignals, type StopSignal, type StoppableProcess } from './shutdown';
 import { report, type Subcommand } from './subcommand';
@@ -64,6 +64,8 @@ interface ConductArgs {
   maxChains: number;
   idleTimeoutMs: number | undefined;
   killTimeoutMs: number;
+  /** `ACP_WIRE_TOKEN`: required from `--listen` clients, sent to URL components. */
+  token: string | undefined;
   commands: string[];
 }
 
@@ -88,6 +90,8 @@ function parseConductArgs(argv: readonly string[]): ConductArgs {
     maxChains: optional(text('max-chains'), (value) => parseDecimal('--max-chains', value, 'a number', 1, 65535)) ?? DEFAULT_MAX_CHAINS,
     idleTimeoutMs: optional(text('idle-timeout'), (value) => parseMilliseconds('--idle-timeout', value)),
     killTimeoutMs: optional(text('kill-timeout'), (value) => parseMilliseconds('--kill-timeout', value)) ?? DEFAULT_KILL_TIMEOUT_MS,
+    // Read only where it is used: by --listen, and by the URL components.
+    token: text('listen') !== undefined || positionals.some(isPeerUrl) ? bearerTokenFromEnvironment() : undefined,
     commands: positionals,
   };
   if (args.commands.length === 0) throw new UsageError('give at least the agent command');
@@ -137,7 +141,7 @@ class ChainRunner {
 
   /** Options of the URL components: `ACP_WIRE_TOKEN`, and aborted by {@link ChainRunner.abort}. */
   get urlOptions(): { token: string | undefined; signal: AbortSignal } {
-    return { token: process.env.ACP_WIRE_TOKEN || undefined, signal: this.#aborter.signal };
+    return { token: this.args.token, signal: this.#aborter.signal };
   }
 
   /** Stops connecting URL components. */
@@ -160,6 +164,11 @@ class ChainRunner {
       if (isFailure) reportChainFailure(error);
       await openClient().close();
       return isFailure;
+    }
+    if (this.#aborter.signal.aborted) {
+      // Stopped while connecting: start nothing.
+      await Promise.all([closeUrlComponents(components), openClient().close()]);
+      return false;
     }
     const conductor = new Conductor({ client: openClient(), components, logger, killTimeoutMs: args.killTimeoutMs });
     this.chains.add(conductor);
@@ -246,7 +255,8 @@ async function conductOnTcp(runner: ChainRunner): Promise<number> {
 async function conductOnListen(runner: ChainRunner): Promise<number> {
   let anyFailed = false;
   const runs = new Set<Promise<void>>();
-  const listener = await listenForClients(runner.args.listen!, { maxClients: runner.args.maxChains, logger: runner.logger }, (openClient) => {
+  const { listen, maxChains, token } = runner.args;
+  const listener = await listenForClients(listen!, { maxClients: maxChains, token, logger: runner.logger }, (openClient) => {
     const run = runner.run(openClient).then((failed) => {
       anyFailed ||= failed;
       runs.delete(run);

@@ -50,13 +50,14 @@ function unbracket(host: string): string {
 export interface ListenForClientsOptions {
   /** Clients served at once; more are refused 503. */
   maxClients: number;
+  /** The bearer token clients must send, if any. */
+  token: string | undefined;
   /** The logger of each client connection (`client`) and of the server's refusals (`conductor`). */
   logger: (name: string) => Logger;
 }
 
 /**
- * Listens for clients over WebSocket and Streamable HTTP (the bearer token from `ACP_WIRE_TOKEN`),
- * and prints `listening ws://HOST:PORT/PATH` on stdout once ready. `onClient` gets a function that
+ * Listens for clients over WebSocket and Streamable HTTP, and prints `listening ws://HOST:PORT/PATH` on stdout once ready. `onClient` gets a function that
  * opens the client's connection: until it is called, what the client sends waits in its stream.
  * Closing the listener closes every client connection.
  */
@@ -65,7 +66,7 @@ export async function listenForClients(
   options: ListenForClientsOptions,
   onClient: (openClient: () => Connection) => void,
 ): Promise<RemoteListener> {
-  const token = process.env.ACP_WIRE_TOKEN || undefined;
+  const { token } = options;
   const clientOptions = { name: 'client', logger: options.logger('client') };
   const clients = new Set<Connection>();
   const listener = await listenRemoteStreams(

@@ -10,7 +10,7 @@ import { createStderrLogger, defaultLogger } from '../logger';
 import { spawnProcessTree, type ProcessTree } from '../transports/child-process';
 import { DEFAULT_HOST, DEFAULT_PATH, checkPath } from '../transports/limits';
 import { listenRemoteStreams, type RemoteClientInfo } from '../transports/remote-server';
-import { UsageError, parseCommandArguments, parseDecimal, parseMilliseconds, parsePort } from './arguments';
+import { UsageError, bearerTokenFromEnvironment, parseCommandArguments, parseDecimal, parseMilliseconds, parsePort } from './arguments';
 import { STOP_SIGNALS, watchStopSignals, type StoppableProcess } from './shutdown';
 import { report, type Subcommand } from './subcommand';
 
@@ -52,6 +52,8 @@ interface ServeArgs {
   allowedOrigins: string[];
   maxClients: number;
   killTimeoutMs: number;
+  /** `ACP_WIRE_TOKEN`: the bearer token clients must send. */
+  token: string | undefined;
   /** The agent's program and arguments. */
   command: string[];
 }
@@ -82,6 +84,7 @@ function parseServeArgs(argv: readonly string[]): ServeArgs {
     allowedOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
     maxClients: parseDecimal('--max-clients', text('max-clients') ?? String(DEFAULT_MAX_CLIENTS), 'a number', 1, 65535),
     killTimeoutMs: parseMilliseconds('--kill-timeout', text('kill-timeout') ?? String(DEFAULT_KILL_TIMEOUT_MS)),
+    token: bearerTokenFromEnvironment(),
     command: splitCommandLine(positionals[0]!),
   };
 }
@@ -129,7 +132,7 @@ export const serve: Subcommand = {
   help: HELP,
   async run(argv) {
     const args = parseServeArgs(argv);
-    const token = process.env.ACP_WIRE_TOKEN || undefined;
+    const { token } = args;
     const agents = new Set<Agent>();
     const listener = await listenRemoteStreams(
       {

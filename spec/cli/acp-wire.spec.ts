@@ -90,6 +90,22 @@ describe('acp-wire (the command line)', function () {
     }
   });
 
+  describe('a bearer token with whitespace in ACP_WIRE_TOKEN: exit 2, one line, where the token is used', () => {
+    const run = (...args: string[]): Run => {
+      const result = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', input: '', timeout: 15000, env: { ...process.env, ACP_WIRE_LOG: '', ACP_WIRE_TOKEN: 'two words' } });
+      return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+    };
+    for (const args of [['serve', AGENT_COMMAND], ['conduct', '--listen', '0', AGENT_COMMAND], ['conduct', 'ws://127.0.0.1:1/acp']]) {
+      it(`acp-wire ${args.map((arg) => (arg === AGENT_COMMAND ? '<agent>' : arg)).join(' ')}`, () => {
+        expect(run(...args)).to.deep.equal({ status: 2, stdout: '', stderr: `acp-wire ${args[0]}: ACP_WIRE_TOKEN must not hold whitespace (see acp-wire ${args[0]} --help)\n` });
+      });
+    }
+
+    it('acp-wire conduct <agent> on stdio, which sends no token, ignores it', () => {
+      expect(run('conduct', AGENT_COMMAND)).to.deep.equal({ status: 0, stdout: '', stderr: '' });
+    });
+  });
+
   describe('operating-system errors: exit 1, one line naming the cause, no stack trace', () => {
     for (const command of [['conduct', '--tcp'], ['conduct', '--listen'], ['serve', '--port']]) {
       it(`a port in use (${command.join(' ')}): cannot listen on 127.0.0.1:PORT: address already in use`, async () => {
