@@ -16,6 +16,7 @@ interface PackedFile {
 const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   version: string;
   scripts: Record<string, string>;
+  dependencies: Record<string, string>;
   exports: Record<string, string | Record<string, string>>;
 };
 
@@ -71,8 +72,10 @@ describe('the package', function () {
       mkdirSync(installed, { recursive: true });
       writeFileSync(join(project, 'package.json'), '{"name":"consumer","version":"1.0.0","private":true}\n');
       execFileSync('tar', ['-xzf', packed.tarball, '-C', installed, '--strip-components=1']);
-      // The one runtime dependency, as `npm install` would place it (offline).
-      cpSync(join(ROOT, 'node_modules', 'eventemitter3'), join(project, 'node_modules', 'eventemitter3'), { recursive: true });
+      // The runtime dependencies (none of them has dependencies of its own), as `npm install` would place them (offline).
+      for (const name of Object.keys(manifest.dependencies)) {
+        cpSync(join(ROOT, 'node_modules', name), join(project, 'node_modules', name), { recursive: true });
+      }
     });
 
     /** Runs a script with Node in the consumer project and returns its stdout. */
