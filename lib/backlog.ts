@@ -40,6 +40,11 @@ export class Backlog {
     return this.#head === this.#items.length;
   }
 
+  /** Characters of the held lines in all. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
   /** Whether the held lines are longer than {@link BACKLOG_LIMIT_BYTES} in all. */
   get isOverLimit(): boolean {
     return this.#bytes > BACKLOG_LIMIT_BYTES;
@@ -77,6 +82,23 @@ export interface InputFlowTarget {
   isClosed(): boolean;
   /** The input ended earlier and the last held message has now been dispatched. */
   inputEnded(): void;
+  /** The input was paused (`true`, with the bytes held) or resumed (`false`). Optional. */
+  inputHeld?(isHeld: boolean, heldBytes: number): void;
+}
+
+/**
+ * Another connection's output that a flow's messages are forwarded to (see
+ * {@link InputFlow.holdWhileFull}): a `Connection` fits.
+ *
+ * @internal
+ */
+export interface DrainSource {
+  /** Whether its output cannot take more now. */
+  readonly writableNeedDrain: boolean;
+  /** Whether it has closed (it will never drain). */
+  readonly isClosed: boolean;
+  once(event: 'drain' | 'close', listener: () => void): unknown;
+  removeListener(event: 'drain' | 'close', listener: () => void): unknown;
 }
 
 /**
@@ -84,8 +106,10 @@ export interface InputFlowTarget {
  *
  * @remarks
  * While the output cannot take more, messages are held in a {@link Backlog}, in order, and
- * dispatched once it drains; past {@link BACKLOG_LIMIT_BYTES} held, the input is paused. An input
- * that ends while messages are held closes the connection only once they have been dispatched.
+ * dispatched once it drains; past {@link BACKLOG_LIMIT_BYTES} held, the input is paused. The same
+ * holds while the output of a relay (another connection this one's messages are forwarded to, see
+ * {@link InputFlow.holdWhileFull}) needs drain. An input that ends while messages are held closes
+ * the connection only once they have been dispatched.
  *
  * @internal
  */
@@ -99,20 +123,48 @@ export class InputFlow {
   #isInputHeld = false;
   /** The input ended while messages were held: report it once they are dispatched. */
   #isEndHeld = false;
+  /** Outputs this flow's messages are forwarded to: dispatch also waits while one needs drain. */
+  #relays: DrainSource[] = [];
+  /** The relay whose `'drain'` (or `'close'`) this flow waits for, if any. */
+  #awaitedRelay: DrainSource | undefined;
+  /** The input ended: relays hold nothing back any more (nothing more will be read). */
+  #isInputDone = false;
 
   constructor(input: Readable, target: InputFlowTarget) {
     this.#input = input;
     this.#target = target;
   }
 
+  /** Bytes (characters) of the messages held now. */
+  get heldBytes(): number {
+    return this.#backlog.bytes;
+  }
+
   /** One decoded message: dispatched now, or held behind the ones already held. */
   accept(value: unknown, line: string): void {
-    if (!this.#isOutputFull && this.#backlog.isEmpty) return this.#target.dispatch(value, line);
+    if (this.#backlog.isEmpty && this.#canDispatch()) return this.#target.dispatch(value, line);
     this.#backlog.push(value, line);
     if (this.#backlog.isOverLimit && !this.#isInputHeld) {
       this.#isInputHeld = true;
       this.#input.pause();
+      this.#target.inputHeld?.(true, this.#backlog.bytes);
     }
+  }
+
+  /**
+   * Holds dispatch (as for a full output of its own) while `relay`'s output needs drain: what this
+   * flow dispatches is forwarded there, so memory stays bounded across the hop. Returns the undo.
+   */
+  holdWhileFull(relay: DrainSource): () => void {
+    this.#relays.push(relay);
+    return () => {
+      const at = this.#relays.indexOf(relay);
+      if (at !== -1) this.#relays.splice(at, 1);
+      if (this.#awaitedRelay === relay) {
+        this.#stopAwaiting();
+        this.#release();
+      }
+    };
   }
 
   /** The output became full (`true`) or drained (`false`). */
@@ -121,25 +173,67 @@ export class InputFlow {
     if (!isFull) this.#release();
   }
 
-  /** The input ended. Returns whether the connection may close now (nothing is held). */
+  /**
+   * The input ended. Returns whether the connection may close now (nothing is held).
+   *
+   * @remarks Relays no longer hold anything back: nothing more will be read, so what is held is
+   * dispatched now unless this connection's own output is full.
+   */
   end(): boolean {
-    if (this.#backlog.isEmpty) return true;
-    this.#isEndHeld = true;
-    return false;
-  }
-
-  /** Dispatches held messages in order until the output is full again. */
-  #release(): void {
+    this.#isInputDone = true;
+    this.#stopAwaiting();
     while (!this.#isOutputFull && !this.#target.isClosed()) {
       const held = this.#backlog.shift();
       if (!held) break;
       this.#target.dispatch(held.value, held.line);
     }
-    if (this.#target.isClosed()) return;
+    if (this.#backlog.isEmpty) return true;
+    this.#isEndHeld = true;
+    return false;
+  }
+
+  /** Dispatches held messages in order until the output (or a relay's) is full again. */
+  #release(): void {
+    while (!this.#target.isClosed() && this.#canDispatch()) {
+      const held = this.#backlog.shift();
+      if (!held) break;
+      this.#target.dispatch(held.value, held.line);
+    }
+    if (this.#target.isClosed()) return this.#stopAwaiting();
     if (this.#isInputHeld && !this.#backlog.isOverLimit) {
       this.#isInputHeld = false;
       this.#input.resume();
+      this.#target.inputHeld?.(false, this.#backlog.bytes);
     }
     if (this.#isEndHeld && this.#backlog.isEmpty) this.#target.inputEnded();
+  }
+
+  /** Whether a message may be dispatched now; if a relay is full, waits for its drain. */
+  #canDispatch(): boolean {
+    if (this.#isOutputFull) return false;
+    if (this.#awaitedRelay) return false;
+    if (this.#isInputDone) return true;
+    for (const relay of this.#relays) {
+      if (relay.writableNeedDrain && !relay.isClosed) {
+        this.#awaitedRelay = relay;
+        relay.once('drain', this.#onRelayDrain);
+        relay.once('close', this.#onRelayDrain);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  readonly #onRelayDrain = (): void => {
+    this.#stopAwaiting();
+    this.#release();
+  };
+
+  #stopAwaiting(): void {
+    const relay = this.#awaitedRelay;
+    if (!relay) return;
+    this.#awaitedRelay = undefined;
+    relay.removeListener('drain', this.#onRelayDrain);
+    relay.removeListener('close', this.#onRelayDrain);
   }
 }

@@ -1,9 +1,10 @@
 /**
  * What acp-wire's own modules may do to a connection beyond its public API: install the ACP
- * request gate, close it for a transport-level reason.
+ * request gate, close it for a transport-level reason, hold its input while a relay is full.
  *
  * @packageDocumentation
  */
+import type { DrainSource } from './backlog';
 import type { CloseReason } from './errors';
 import type { InboundRequest } from './inbound-request';
 import type { ErrorObject, RequestMessage } from './message';
@@ -15,6 +16,8 @@ export type RequestGate = (request: InboundRequest, message: RequestMessage) => 
 export interface ConnectionHooks {
   setGate(gate: RequestGate): void;
   shutdown(reason: CloseReason, error?: Error): Promise<void>;
+  holdInputWhileFull(relay: DrainSource): () => void;
+  heldBytes(): number;
 }
 
 /**
@@ -37,4 +40,17 @@ export function setRequestGate(connection: object, gate: RequestGate): void {
 /** Closes `connection` for a transport-level reason (e.g. the peer process exited). @internal */
 export function closeConnection(connection: object, reason: CloseReason, error?: Error): Promise<void> {
   return hooksOf.get(connection)!.shutdown(reason, error);
+}
+
+/**
+ * Makes `from` hold its incoming messages (reading on up to its backlog limit, then pausing its
+ * input) while `relay`'s output needs drain. Returns the undo. @internal
+ */
+export function holdInputWhileFull(from: object, relay: DrainSource): () => void {
+  return hooksOf.get(from)!.holdInputWhileFull(relay);
+}
+
+/** Characters of the messages `connection` has read and holds back now (for tests and debugging). @internal */
+export function heldInputBytes(connection: object): number {
+  return hooksOf.get(connection)!.heldBytes();
 }

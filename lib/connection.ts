@@ -39,7 +39,8 @@ import { InboundRequest, type InboundWire } from './inbound-request';
 import { OutboundRequest, type OutboundWire } from './outbound-request';
 import { Router, checkMethod, type NotificationHandler, type RequestHandler } from './router';
 import { PreparedRequest, checkSendOptions, publishRequest, type SendRequestOptions, type SentRequest } from './sent-request';
-import { InputFlow } from './backlog';
+import { InputFlow, type DrainSource } from './backlog';
+import { whenDrained, type DrainOptions } from './drain';
 import { LineWriter } from './writer';
 import { registerConnectionHooks, type RequestGate } from './connection-hooks';
 
@@ -73,6 +74,8 @@ export interface ConnectionEvents {
   warning: (warning: AcpWireError) => void;
   /** The connection closed; `error` is the stream error, when there was one. Emitted once. */
   close: (reason: CloseReason, error?: Error) => void;
+  /** The output can take more again after {@link Connection.writableNeedDrain} was `true`. */
+  drain: () => void;
 }
 
 /**
@@ -85,6 +88,8 @@ export interface ConnectionEvents {
  * Backpressure: while the output cannot take more, the connection keeps reading but holds what it
  * reads, in order, and dispatches it once the output drains; it stops reading only when it holds
  * more than 16 MiB. (Reading on means two peers that flood each other never wait on each other.)
+ * What you send is queued whatever the peer reads: wait on {@link Connection.drained} (or
+ * `writableNeedDrain` and `'drain'`) when you send a lot.
  * The connection closes when `close()` is called, the input ends or errors, or the output errors:
  * pending outgoing requests then reject with {@link ConnectionClosedError}, handlers' signals abort,
  * no automatic answers are sent, and every listener this connection added is removed.
@@ -132,6 +137,8 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       dispatch: (value, line) => this.#receive(value, line),
       isClosed: () => this.#closeReason !== undefined,
       inputEnded: () => void this.#shutdown('input ended'),
+      inputHeld: (isHeld, bytes) =>
+        this.#logger.log('debug', isHeld ? `input paused: holding ${bytes} bytes until the output drains` : 'input resumed'),
     });
     this.#writer = new LineWriter(output, { backpressure: (isFull) => this.#onBackpressure(isFull) });
     this.#inbound = { isClosing: false, finish: (req, result, error) => this.#finish(req, result, error) };
@@ -150,6 +157,8 @@ export class Connection extends EventEmitter<ConnectionEvents> {
         this.#gate = gate;
       },
       shutdown: (reason, error) => this.#shutdown(reason, error),
+      holdInputWhileFull: (relay) => this.#flow.holdWhileFull(relay),
+      heldBytes: () => this.#flow.heldBytes,
     });
   }
 
@@ -174,6 +183,40 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   /** Number of received requests not answered yet (two with the same id count twice). */
   get inflightCount(): number {
     return this.#inflight.size;
+  }
+
+  /**
+   * Whether the output cannot take more now (the peer is not reading fast enough): a sender should
+   * wait for `'drain'` (or `await` {@link Connection.drained}) before sending more.
+   *
+   * @remarks Like a stream's `writableNeedDrain`. Sending anyway is not lost, only queued: memory
+   * then grows with what you send.
+   */
+  get writableNeedDrain(): boolean {
+    return this.#closeReason === undefined && this.#writer.needsDrain;
+  }
+
+  /** Bytes (characters of queued lines) written but not yet taken by the output stream's destination. */
+  get writableLength(): number {
+    return this.#writer.queuedBytes;
+  }
+
+  /**
+   * Resolves once the output can take more: at once unless {@link Connection.writableNeedDrain}.
+   *
+   * @example
+   * ```ts
+   * for (const chunk of chunks) {
+   *   connection.sendNotification('log', chunk);
+   *   await connection.drained();
+   * }
+   * ```
+   * @throws (rejects) ConnectionClosedError if the connection is or becomes closed first; the
+   * signal's reason if `signal` is or becomes aborted first
+   * @throws TypeError if `signal` is not an AbortSignal
+   */
+  drained(options?: DrainOptions): Promise<void> {
+    return whenDrained(this, options);
   }
 
   /** The connection's logger. */
@@ -202,6 +245,8 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   /**
    * Sends a notification.
    *
+   * @remarks Queued even while the output is full: a sender of many should `await`
+   * {@link Connection.drained} between sends (it resolves at once while the output can take more).
    * @throws ConnectionClosedError if the connection is closed
    * @throws SerializationError if `params` cannot be serialized (nothing is sent)
    */
@@ -299,7 +344,10 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   readonly #onOutputError = (error: Error): void => void this.#shutdown('output error', error);
 
   #onBackpressure(isFull: boolean): void {
-    if (!this.#closeReason) this.#flow.setOutputFull(isFull);
+    if (this.#closeReason) return;
+    this.#flow.setOutputFull(isFull);
+    // Held messages dispatched on the drain may have filled the output again: then the next drain says so.
+    if (!isFull && !this.#writer.needsDrain) this.emit('drain');
   }
 
   #receive(value: unknown, line: string): void {

@@ -184,6 +184,7 @@ export type CloseReason =
 export class ConnectionClosedError extends AcpWireError {
   /** Always `'ConnectionClosedError'`. */
   override readonly name = 'ConnectionClosedError';
+  /** Always `'ACP_WIRE_CONNECTION_CLOSED'`: stable, so match on it rather than on the message. */
   readonly code = 'ACP_WIRE_CONNECTION_CLOSED';
   /**
    * @param reason - why the connection closed
@@ -211,6 +212,7 @@ export class ConnectionClosedError extends AcpWireError {
 export class FrameTooLargeError extends AcpWireError {
   /** Always `'FrameTooLargeError'`. */
   override readonly name = 'FrameTooLargeError';
+  /** Always `'ACP_WIRE_FRAME_TOO_LARGE'`: stable, so match on it rather than on the message. */
   readonly code = 'ACP_WIRE_FRAME_TOO_LARGE';
   /** The first bytes of the discarded line. */
   readonly head: string;
@@ -228,6 +230,7 @@ export class FrameTooLargeError extends AcpWireError {
 export class JsonParseError extends AcpWireError {
   /** Always `'JsonParseError'`. */
   override readonly name = 'JsonParseError';
+  /** Always `'ACP_WIRE_JSON_PARSE'`: stable, so match on it rather than on the message. */
   readonly code = 'ACP_WIRE_JSON_PARSE';
   /** @param line - the line as received (decoded as UTF-8, without its newline) */
   constructor(
@@ -245,6 +248,7 @@ export class JsonParseError extends AcpWireError {
 export class ProtocolError extends AcpWireError {
   /** Always `'ProtocolError'`. */
   override readonly name = 'ProtocolError';
+  /** Always `'ACP_WIRE_PROTOCOL'`: stable, so match on it rather than on the message. */
   readonly code = 'ACP_WIRE_PROTOCOL';
 }
 
@@ -252,6 +256,7 @@ export class ProtocolError extends AcpWireError {
 export class AlreadyAnsweredError extends AcpWireError {
   /** Always `'AlreadyAnsweredError'`. */
   override readonly name = 'AlreadyAnsweredError';
+  /** Always `'ACP_WIRE_ALREADY_ANSWERED'`: stable, so match on it rather than on the message. */
   readonly code = 'ACP_WIRE_ALREADY_ANSWERED';
   /** @param method - the method of the request that was already answered */
   constructor(
@@ -266,6 +271,7 @@ export class AlreadyAnsweredError extends AcpWireError {
 export class NotificationHandlerError extends AcpWireError {
   /** Always `'NotificationHandlerError'`. */
   override readonly name = 'NotificationHandlerError';
+  /** Always `'ACP_WIRE_NOTIFICATION_HANDLER'`: stable, so match on it rather than on the message. */
   readonly code = 'ACP_WIRE_NOTIFICATION_HANDLER';
   /** @param method - the method of the notification whose handler failed */
   constructor(
@@ -283,6 +289,7 @@ export class NotificationHandlerError extends AcpWireError {
 export class RequestTimeoutError extends AcpWireError {
   /** Always `'RequestTimeoutError'`. */
   override readonly name = 'RequestTimeoutError';
+  /** Always `'ACP_WIRE_REQUEST_TIMEOUT'`: stable, so match on it rather than on the message. */
   readonly code = 'ACP_WIRE_REQUEST_TIMEOUT';
   /**
    * @param method - the method of the request that timed out
@@ -301,13 +308,17 @@ export class RequestTimeoutError extends AcpWireError {
 export class SerializationError extends AcpWireError {
   /** Always `'SerializationError'`. */
   override readonly name = 'SerializationError';
+  /** Always `'ACP_WIRE_SERIALIZATION'`: stable, so match on it rather than on the message. */
   readonly code = 'ACP_WIRE_SERIALIZATION';
 }
 
 /** A detached request was awaited: its answer is discarded, so awaiting it can never settle otherwise. */
 export class RequestDetachedError extends AcpWireError {
+  /** Always `'RequestDetachedError'`. */
   override readonly name = 'RequestDetachedError';
+  /** Always `'ACP_WIRE_REQUEST_DETACHED'`: stable, so match on it rather than on the message. */
   readonly code = 'ACP_WIRE_REQUEST_DETACHED';
+  /** @param method - the method of the detached request that was awaited */
   constructor(
     readonly method: string,
     options?: ErrorOptions,
@@ -318,8 +329,11 @@ export class RequestDetachedError extends AcpWireError {
 
 /** `PreparedRequest.send()` was called a second time; nothing was sent. */
 export class RequestAlreadySentError extends AcpWireError {
+  /** Always `'RequestAlreadySentError'`. */
   override readonly name = 'RequestAlreadySentError';
+  /** Always `'ACP_WIRE_REQUEST_ALREADY_SENT'`: stable, so match on it rather than on the message. */
   readonly code = 'ACP_WIRE_REQUEST_ALREADY_SENT';
+  /** @param method - the method of the prepared request that was sent before */
   constructor(
     readonly method: string,
     options?: ErrorOptions,
@@ -330,11 +344,19 @@ export class RequestAlreadySentError extends AcpWireError {
 
 /**
  * `SentRequest.forwardResponseTo()` cannot forward: the answer is already forwarded elsewhere, or
- * it was discarded by `detach()`. The responder is left as it was.
+ * it was discarded by `detach()`. The responder is left as it was. Also thrown by
+ * `sendProxiedMessageTo()` for a notification whose params cannot be serialized again (the `cause`
+ * is the {@link SerializationError}); nothing is sent.
  */
 export class ForwardingError extends AcpWireError {
+  /** Always `'ForwardingError'`. */
   override readonly name = 'ForwardingError';
+  /** Always `'ACP_WIRE_FORWARDING'`: stable, so match on it rather than on the message. */
   readonly code = 'ACP_WIRE_FORWARDING';
+  /**
+   * @param method - the method of the request whose answer could not be forwarded
+   * @param message - why it could not (already forwarded, or detached)
+   */
   constructor(
     readonly method: string,
     message: string,

@@ -50,6 +50,8 @@ export {
 } from './protocol';
 export { Connection } from './connection';
 export type { ConnectionEvents, ConnectionOptions } from './connection';
+export type { DrainOptions } from './drain';
+export { relayBackpressure } from './relay';
 export type { NotificationHandler, RequestHandler } from './router';
 export { Responder } from './responder';
 export { PreparedRequest, RequestCancellationHandle, SentRequest } from './sent-request';
@@ -97,7 +99,7 @@ export type {
 } from './acp/client';
 export { PromptTurn } from './acp/turn';
 export type { PromptOptions, TurnResult } from './acp/turn';
-export type { AcpClientHandlers, ClientRequestContext, TerminalHandlers } from './acp/client-handlers';
+export type { AcpClientHandlers, ClientRequestContext, ClientRequestHandler, TerminalHandlers } from './acp/client-handlers';
 export { AcpAgent } from './acp/agent';
 export type {
   AcpAgentOptions,
@@ -115,6 +117,31 @@ export { isCancelNotification, sendProxiedMessageTo } from './acp/forwarding';
 export { ProxyComponent } from './acp/proxy';
 export type { SuccessorRequestHandler } from './acp/proxy';
 export { COMPONENT_NOT_STARTED_REASON, Conductor } from './acp/conductor';
+export type { ConductorTraceOptions } from './trace/conductor-trace';
+export { AGENT_COMPONENT, CLIENT_COMPONENT, TRACE_EVENT_SCHEMA, proxyComponentName } from './trace/events';
+export type { NotificationTraceEvent, RequestTraceEvent, ResponseTraceEvent, TraceEvent, TraceProtocol } from './trace/events';
+export { TraceFileWriter, parseTraceText, readTraceFile } from './trace/file';
+export { TraceStore } from './trace/store';
+export { serveTraceViewer } from './trace/server';
+export type { TraceViewer, TraceViewerOptions } from './trace/server';
+export type { TraceStoreOptions } from './trace/store';
+export { CREDENTIAL_QUERY_KEYS, REDACTED, redactCredentials } from './trace/redact';
+export {
+  BAGGAGE_META_KEY,
+  TRACEPARENT_META_KEY,
+  TRACESTATE_META_KEY,
+  childTraceparent,
+  formatTraceparent,
+  newSpanId,
+  newTraceId,
+  parseTraceparent,
+  traceContextOf,
+  withChildSpan,
+  withTraceContext,
+} from './trace/context';
+export type { TraceContextMeta, TraceParent } from './trace/context';
+export { automaticAnswerOf } from './trace/otel';
+export type { AutomaticAnswer } from './trace/otel';
 export type { ConductorOptions, ConductorOutcome } from './acp/conductor';
 export { DEFAULT_CHAIN_IDLE_TIMEOUT_MS, DEFAULT_MAX_CHAINS, listenConductor } from './acp/conductor-listener';
 export type { ConductorListener, ConductorListenerOptions } from './acp/conductor-listener';

@@ -113,11 +113,38 @@ export function isErrorObject(value: unknown): value is ErrorObject {
  * dropped, never answered).
  */
 export type Classification =
-  | { kind: 'request'; message: RequestMessage }
-  | { kind: 'notification'; message: NotificationMessage }
-  | { kind: 'response'; message: ResponseMessage }
-  | { kind: 'invalid'; id: RequestId; reason: string }
-  | { kind: 'badResponse'; reason: string };
+  | {
+      /** A well-formed request: it is dispatched and must be answered. */
+      kind: 'request';
+      /** The value, typed as the request it was checked to be. */
+      message: RequestMessage;
+    }
+  | {
+      /** A well-formed notification: it is dispatched and never answered. */
+      kind: 'notification';
+      /** The value, typed as the notification it was checked to be. */
+      message: NotificationMessage;
+    }
+  | {
+      /** A well-formed response: routed by its id to the request it answers. */
+      kind: 'response';
+      /** The value, typed as the response it was checked to be. */
+      message: ResponseMessage;
+    }
+  | {
+      /** A request or notification that breaks the contract: answered with `-32600` Invalid Request. */
+      kind: 'invalid';
+      /** The id to answer with: the message's own when it was valid, else `null`. */
+      id: RequestId;
+      /** What is wrong with the message, in words (for the error's message and the log). */
+      reason: string;
+    }
+  | {
+      /** A message without `method` that is not a well-formed response: dropped, never answered. */
+      kind: 'badResponse';
+      /** What is wrong with the message, in words (for the log). */
+      reason: string;
+    };
 
 /**
  * Classifies a decoded JSON value as a request, notification or response, or says why it is invalid.

@@ -9,6 +9,7 @@ import { ForwardingError, RequestDetachedError, RpcError } from './errors';
 import type { InboundRequest } from './inbound-request';
 import type { ErrorObject, JsonValue, RequestId } from './message';
 import { unregisterFromFinalization, type DropTarget } from './responder-tracker';
+import { deliverForwarded } from './unserializable';
 
 /** What an {@link OutboundRequest} needs from its connection. @internal */
 export interface OutboundWire {
@@ -220,7 +221,7 @@ export class OutboundRequest implements DropTarget {
     if (this.#state === 'settled') {
       this.#upstream = null;
       const outcome = this.#outcome!;
-      upstream.deliver(outcome.result, outcome.forwardedError?.(upstream.method));
+      deliverForwarded(upstream, outcome.result, outcome.forwardedError?.(upstream.method));
       return;
     }
     this.#upstream = upstream;
@@ -257,7 +258,7 @@ export class OutboundRequest implements DropTarget {
     const upstream = this.#upstream;
     if (!upstream) return;
     this.#upstream = null;
-    upstream.deliver(result, error);
+    deliverForwarded(upstream, result, error);
   }
 }
 

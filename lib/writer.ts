@@ -38,6 +38,16 @@ export class LineWriter {
     this.#events = events;
   }
 
+  /** Whether the output cannot take more now: backpressure was reported and has not drained yet. */
+  get needsDrain(): boolean {
+    return this.#isFull || this.#isQueueFull;
+  }
+
+  /** Characters queued for this tick's write plus bytes in the output stream's own buffer. */
+  get queuedBytes(): number {
+    return this.#queue.length + this.#out.writableLength;
+  }
+
   /** Queues one complete line (with its newline). Ignored once ended. */
   write(line: string): void {
     if (this.#isEnded) return;
@@ -66,7 +76,8 @@ export class LineWriter {
     const chunk = this.#queue;
     this.#queue = '';
     if (this.#out.write(chunk)) {
-      if (wasQueueFull) this.#events.backpressure(false);
+      // Still full when an earlier write has not drained: its 'drain' reports the end.
+      if (wasQueueFull && !this.#isFull) this.#events.backpressure(false);
     } else if (!this.#isFull) {
       this.#isFull = true;
       this.#out.once('drain', this.#onDrain);

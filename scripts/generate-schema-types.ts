@@ -10,6 +10,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { compile, type JSONSchema } from 'json-schema-to-typescript';
+import { withGeneratedDocs, withPropertyDocs } from './schema-docs';
 
 /** The ACP protocol versions whose types are generated. */
 export const SCHEMA_VERSIONS = ['v1', 'v2'] as const;
@@ -45,7 +46,7 @@ export async function generateSchemaTypes(version: (typeof SCHEMA_VERSIONS)[numb
   const schemaFile = require.resolve(`@agentclientprotocol/sdk/schema/${version}/schema.json`);
   const schema = JSON.parse(readFileSync(schemaFile, 'utf8')) as { $defs: Record<string, unknown> };
   // Only the definitions: the root union of every message adds nothing the helpers use.
-  const root = { $defs: withoutTitles(schema.$defs) } as JSONSchema;
+  const root = { $defs: withoutTitles(withPropertyDocs(schema.$defs)) } as JSONSchema;
   const body = await compile(root, 'Root', {
     bannerComment: '',
     additionalProperties: false,
@@ -55,10 +56,11 @@ export async function generateSchemaTypes(version: (typeof SCHEMA_VERSIONS)[numb
   });
   // The empty root interface and the notes naming it are artefacts of compiling `$defs` alone.
   const note = String.raw` \* This interface was referenced by \`Root\`'s JSON-Schema\n \* via the \`definition\` "\w+"\.\n`;
-  const types = body
+  const stripped = body
     .replace(/export interface Root \{\n {2}\[k: string\]: unknown;\n\}\n/, '')
     .replace(new RegExp(String.raw`/\*\*\n${note} \*/\n`, 'g'), '')
     .replace(new RegExp(String.raw` \*\n${note}`, 'g'), '');
+  const types = withGeneratedDocs(stripped, schema.$defs);
   const banner = [
     '/* eslint-disable */',
     '/**',

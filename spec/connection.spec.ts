@@ -12,35 +12,15 @@ import {
   type AcpWireError,
   type CloseReason,
 } from '../lib';
-import { HeldWritable, deferred, macrotasks, rawPeer, type RawPeer } from './helpers/core';
-import { nextEvent } from './helpers/events';
-import { writeLines } from './helpers/wire';
-
-/** Settles `promise` into its rejection reason (or `undefined` if it resolved). */
-function rejectionOf(promise: PromiseLike<unknown>): Promise<unknown> {
-  return Promise.resolve(promise).then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-}
-
-/** Collects the 'warning' events of a connection. */
-function errorsOf(connection: Connection): AcpWireError[] {
-  const errors: AcpWireError[] = [];
-  connection.on('warning', (error) => errors.push(error));
-  return errors;
-}
-
-const LISTENED_EVENTS = ['data', 'end', 'close', 'error', 'readable', 'drain', 'finish'] as const;
-
-function listenerCounts(stream: NodeJS.EventEmitter): Record<string, number> {
-  return Object.fromEntries(LISTENED_EVENTS.map((event) => [event, stream.listenerCount(event)]));
-}
+import { deferred, macrotasks, rejectionOf } from './helpers/async';
+import { errorsOf, listenerCounts, nextEvent } from './helpers/events';
+import { writeLines } from './helpers/lines';
+import { HeldWritable, RawPeer } from './helpers/peers';
 
 describe('Connection', () => {
   let peer: RawPeer;
   beforeEach(() => {
-    peer = rawPeer();
+    peer = new RawPeer();
   });
   afterEach(() => peer.connection.close());
 
@@ -59,12 +39,12 @@ describe('Connection', () => {
 
   describe('[Symbol.asyncDispose]()', () => {
     it('closes the connection when an `await using` block is left (issue 10)', async () => {
-      const other = rawPeer();
+      const other = new RawPeer();
       {
         await using connection = other.connection;
         connection.onRequest('echo', (params: unknown) => params);
         other.send({ jsonrpc: '2.0', id: 1, method: 'echo', params: [1] });
-        expect(await other.out.waitFor(1)).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":[1]}']);
+        expect(await other.out.waitForLines(1)).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":[1]}']);
       }
       expect(other.connection.closeReason).to.equal('closed locally');
       expect(other.output.writableEnded).to.equal(true);
@@ -84,7 +64,7 @@ describe('Connection', () => {
   describe('#sendRequest()', () => {
     it('writes one request line per call with ids 1, 2, 3 in call order', async () => {
       const sent = [peer.connection.sendRequest('a', { x: 1 }), peer.connection.sendRequest('b'), peer.connection.sendRequest('c', [1])];
-      expect(await peer.out.waitFor(3)).to.deep.equal([
+      expect(await peer.out.waitForLines(3)).to.deep.equal([
         '{"jsonrpc":"2.0","id":1,"method":"a","params":{"x":1}}',
         '{"jsonrpc":"2.0","id":2,"method":"b"}',
         '{"jsonrpc":"2.0","id":3,"method":"c","params":[1]}',
@@ -95,7 +75,7 @@ describe('Connection', () => {
     });
 
     it('allocates ids per connection: each connection starts at 1', async () => {
-      const other = rawPeer();
+      const other = new RawPeer();
       try {
         const first = peer.connection.sendRequest('m');
         const second = other.connection.sendRequest('m');
@@ -143,7 +123,7 @@ describe('Connection', () => {
 
     it('discards a late second response with an error event and sends nothing back', async () => {
       const sent = peer.connection.sendRequest('m');
-      await peer.out.waitFor(1);
+      await peer.out.waitForLines(1);
       peer.send({ jsonrpc: '2.0', id: 1, result: 'first' });
       expect(await sent).to.equal('first');
       const errors = errorsOf(peer.connection);
@@ -157,7 +137,7 @@ describe('Connection', () => {
     it('discards a response with an unknown id with an error event and sends nothing back', async () => {
       const errors = errorsOf(peer.connection);
       peer.send({ jsonrpc: '2.0', id: 99, error: { code: 1, message: 'x' } }, { jsonrpc: '2.0', id: 's', method: 'unknown' });
-      expect(await peer.out.waitFor(1)).to.deep.equal([
+      expect(await peer.out.waitForLines(1)).to.deep.equal([
         '{"jsonrpc":"2.0","id":"s","error":{"code":-32601,"message":"Method not found","data":"unknown"}}',
       ]);
       expect(errors.map((error) => error.code)).to.deep.equal(['ACP_WIRE_PROTOCOL']);
@@ -177,7 +157,7 @@ describe('Connection', () => {
       expect(() => peer.connection.sendRequest('m', { n: 1n })).to.throw(SerializationError);
       expect(peer.connection.pendingCount).to.equal(0);
       const ok = peer.connection.sendRequest('ok');
-      const [line] = await peer.out.waitFor(1);
+      const [line] = await peer.out.waitForLines(1);
       expect(JSON.parse(line!)).to.include({ method: 'ok' });
       ok.detach();
     });
@@ -190,12 +170,12 @@ describe('Connection', () => {
   describe('#sendNotification()', () => {
     it('writes one notification line with the params', async () => {
       peer.connection.sendNotification('note', { a: [1, null] });
-      expect(await peer.out.waitFor(1)).to.deep.equal(['{"jsonrpc":"2.0","method":"note","params":{"a":[1,null]}}']);
+      expect(await peer.out.waitForLines(1)).to.deep.equal(['{"jsonrpc":"2.0","method":"note","params":{"a":[1,null]}}']);
     });
 
     it('writes a notification line without params when none are given', async () => {
       peer.connection.sendNotification('note');
-      expect(await peer.out.waitFor(1)).to.deep.equal(['{"jsonrpc":"2.0","method":"note"}']);
+      expect(await peer.out.waitForLines(1)).to.deep.equal(['{"jsonrpc":"2.0","method":"note"}']);
     });
 
     it('throws ConnectionClosedError after close', async () => {
@@ -206,14 +186,14 @@ describe('Connection', () => {
     it('throws SerializationError and sends nothing when the params cannot be serialized', async () => {
       expect(() => peer.connection.sendNotification('note', { n: 1n })).to.throw(SerializationError);
       peer.connection.sendNotification('after');
-      expect(await peer.out.waitFor(1)).to.deep.equal(['{"jsonrpc":"2.0","method":"after"}']);
+      expect(await peer.out.waitForLines(1)).to.deep.equal(['{"jsonrpc":"2.0","method":"after"}']);
     });
   });
 
   describe('dispatch', () => {
     it('answers a request for an unknown method -32601 with data naming the method', async () => {
       peer.send({ jsonrpc: '2.0', id: 5, method: 'no/such' });
-      expect(await peer.out.waitFor(1)).to.deep.equal([
+      expect(await peer.out.waitForLines(1)).to.deep.equal([
         '{"jsonrpc":"2.0","id":5,"error":{"code":-32601,"message":"Method not found","data":"no/such"}}',
       ]);
     });
@@ -226,7 +206,7 @@ describe('Connection', () => {
         { jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 404 } },
         { jsonrpc: '2.0', id: 'sentinel', method: 'unknown' },
       );
-      const [line] = await peer.out.waitFor(1);
+      const [line] = await peer.out.waitForLines(1);
       expect(JSON.parse(line!)).to.include({ id: 'sentinel' });
       expect(peer.out.lines).to.have.length(1);
       expect(errors).to.deep.equal([]);
@@ -235,7 +215,7 @@ describe('Connection', () => {
     it("goes on after a non-fatal error even when nobody listens to 'warning'", async () => {
       expect(peer.connection.listenerCount('warning')).to.equal(0);
       peer.send('not json', { jsonrpc: '2.0', id: 2, method: 'unknown' });
-      expect(await peer.out.waitFor(2)).to.deep.equal([
+      expect(await peer.out.waitForLines(2)).to.deep.equal([
         '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}',
         '{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"Method not found","data":"unknown"}}',
       ]);
@@ -250,7 +230,7 @@ describe('Connection', () => {
         return null;
       });
       peer.send({ jsonrpc: '2.0', method: 'first' }, { jsonrpc: '2.0', id: 1, method: 'second' });
-      await peer.out.waitFor(1);
+      await peer.out.waitForLines(1);
       expect(order).to.deep.equal(['notification', 'request']);
     });
 
@@ -304,7 +284,7 @@ describe('Connection', () => {
       const [error] = await reported;
       expect(error).to.be.instanceOf(NotificationHandlerError).and.include({ method: 'note', cause });
       peer.send({ jsonrpc: '2.0', id: 's', method: 'unknown' });
-      const [line] = await peer.out.waitFor(1);
+      const [line] = await peer.out.waitForLines(1);
       expect(JSON.parse(line!)).to.include({ id: 's' });
     });
 
@@ -316,7 +296,7 @@ describe('Connection', () => {
       expect(error).to.be.instanceOf(NotificationHandlerError);
       expect((error as Error).cause).to.have.property('message', 'async break');
       peer.send({ jsonrpc: '2.0', id: 's', method: 'unknown' });
-      expect(await peer.out.waitFor(1)).to.have.length(1);
+      expect(await peer.out.waitForLines(1)).to.have.length(1);
     });
   });
 
@@ -349,7 +329,7 @@ describe('Connection', () => {
       peer.connection.sendNotification('last');
       await peer.connection.close();
       expect(peer.output.writableEnded).to.equal(true);
-      expect(await peer.out.waitFor(1)).to.deep.equal(['{"jsonrpc":"2.0","method":"last"}']);
+      expect(await peer.out.waitForLines(1)).to.deep.equal(['{"jsonrpc":"2.0","method":"last"}']);
     });
 
     it('leaves the output open when endOutputOnClose is false', async () => {
@@ -400,7 +380,7 @@ describe('Connection', () => {
       const closed = nextEvent(peer.connection, 'close');
       peer.input.end('{"jsonrpc":"2.0","id":1,"method":"echo","params":["last"]}');
       await closed;
-      expect(await peer.out.waitFor(1)).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":["last"]}']);
+      expect(await peer.out.waitForLines(1)).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":["last"]}']);
     });
 
     it('discards a partial line, however large, when the input is destroyed instead of ended (issue 11)', async () => {
@@ -411,7 +391,7 @@ describe('Connection', () => {
       peer.input.write(`\n{"jsonrpc":"2.0","id":2,"method":"echo","params":["${'x'.repeat(4 * 1024 * 1024)}`);
       peer.input.destroy();
       expect(await closed).to.deep.equal(['input ended', undefined]);
-      const secondLine = peer.out.waitFor(2).then(
+      const secondLine = peer.out.waitForLines(2).then(
         () => 'a second line',
         () => 'the output ended first',
       );

@@ -12,7 +12,7 @@ import {
   encodeMessage,
 } from '../lib';
 import { nextEvent } from './helpers/events';
-import { bytewise, decodeChunks, errorsOf, valuesOf } from './helpers/framing';
+import { bytewise, decodeChunks, decodeErrorsOf, valuesOf } from './helpers/framing';
 
 const REQUEST = { jsonrpc: '2.0', id: 1, method: 'echo', params: { text: 'hi' } };
 const REQUEST_LINE = JSON.stringify(REQUEST);
@@ -126,7 +126,7 @@ describe('LineDecoder', () => {
     });
 
     it('reports a last line that is not JSON as a JsonParseError', () => {
-      const errors = errorsOf(decodeChunks(['{"a":1}\n{"b":']));
+      const errors = decodeErrorsOf(decodeChunks(['{"a":1}\n{"b":']));
       expect(errors).to.have.length(1);
       expect(errors[0]).to.be.instanceOf(JsonParseError);
     });
@@ -144,7 +144,7 @@ describe('LineDecoder', () => {
       const events = decodeChunks([`"${'x'.repeat(15)}"\n{"a":1}\n`], limit);
       expect(events).to.have.length(2);
       expect(events[0]).to.have.property('kind', 'error');
-      const error = errorsOf(events)[0];
+      const error = decodeErrorsOf(events)[0];
       expect(error).to.be.instanceOf(FrameTooLargeError).and.include({ limit: 16, code: 'ACP_WIRE_FRAME_TOO_LARGE' });
       expect(events[1]).to.deep.equal({ kind: 'value', value: { a: 1 }, line: '{"a":1}' });
     });
@@ -152,7 +152,7 @@ describe('LineDecoder', () => {
     it('reports an oversize line split across many chunks once and delivers the next line', () => {
       const bytes = Buffer.from(`{"pad":"${'y'.repeat(100)}"}\n{"a":1}\n`);
       const events = decodeChunks(bytewise(bytes), limit);
-      expect(errorsOf(events)).to.have.length(1);
+      expect(decodeErrorsOf(events)).to.have.length(1);
       expect(valuesOf(events)).to.deep.equal([{ a: 1 }]);
     });
 
@@ -176,20 +176,20 @@ describe('LineDecoder', () => {
     it('keeps the first bytes of an oversize line split across chunks as the error\'s head (issue 11)', () => {
       const line = `{"jsonrpc":"2.0","id":9,"method":"m","params":["${'p'.repeat(3000)}"]}`;
       const chunks = [...bytewise(Buffer.from(line.slice(0, 40))), line.slice(40) + '\n'];
-      const [error] = errorsOf(decodeChunks(chunks, { maxLineBytes: 2048 }));
+      const [error] = decodeErrorsOf(decodeChunks(chunks, { maxLineBytes: 2048 }));
       expect((error as FrameTooLargeError).head).to.equal(line.slice(0, 1024));
     });
 
     it('keeps the first 1,024 bytes of an oversize line that arrived in one chunk as its head', () => {
       const line = `["${'q'.repeat(3000)}"]`;
-      const [error] = errorsOf(decodeChunks([line + '\n'], limit));
+      const [error] = decodeErrorsOf(decodeChunks([line + '\n'], limit));
       expect((error as FrameTooLargeError).head).to.equal(line.slice(0, 1024));
     });
 
     it('counts bytes, not characters', () => {
       // 6 three-byte characters plus quotes: 20 bytes, 8 characters.
       const events = decodeChunks([`"${'€'.repeat(6)}"\n`], limit);
-      expect(errorsOf(events)[0]).to.be.instanceOf(FrameTooLargeError);
+      expect(decodeErrorsOf(events)[0]).to.be.instanceOf(FrameTooLargeError);
     });
   });
 
@@ -233,7 +233,7 @@ describe('LineDecoder', () => {
     it('reports a JsonParseError whose cause is the SyntaxError and delivers the next line', () => {
       const events = decodeChunks(['{not json}\n{"a":1}\n']);
       expect(events).to.have.length(2);
-      const error = errorsOf(events)[0];
+      const error = decodeErrorsOf(events)[0];
       expect(error).to.be.instanceOf(JsonParseError).and.include({ code: 'ACP_WIRE_JSON_PARSE', line: '{not json}' });
       expect((error as JsonParseError).cause).to.be.instanceOf(SyntaxError);
       expect(events[1]).to.deep.equal({ kind: 'value', value: { a: 1 }, line: '{"a":1}' });
@@ -245,7 +245,7 @@ describe('LineDecoder', () => {
     });
 
     it('reports a NUL byte inside a JSON string as a JsonParseError', () => {
-      const errors = errorsOf(decodeChunks([Buffer.from('"a\u0000b"\n')]));
+      const errors = decodeErrorsOf(decodeChunks([Buffer.from('"a\u0000b"\n')]));
       expect(errors).to.have.length(1);
       expect(errors[0]).to.be.instanceOf(JsonParseError);
     });

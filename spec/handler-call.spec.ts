@@ -6,12 +6,12 @@ import { RequestError } from '@agentclientprotocol/sdk';
 import { expect } from 'chai';
 import { ResponseError } from 'vscode-jsonrpc';
 import { ConnectionClosedError, ErrorCode } from '../lib';
-import { rawPeer, type RawPeer } from './helpers/core';
+import { RawPeer } from './helpers/peers';
 
 describe('request handler outcomes', () => {
   let peer: RawPeer;
   beforeEach(() => {
-    peer = rawPeer();
+    peer = new RawPeer();
   });
   afterEach(() => peer.connection.close());
 
@@ -22,7 +22,7 @@ describe('request handler outcomes', () => {
       throw thrown;
     });
     peer.send({ jsonrpc: '2.0', id: 1, method: 'fail' });
-    const [line] = await peer.out.waitFor(1);
+    const [line] = await peer.out.waitForLines(1);
     return line!;
   }
 
@@ -98,7 +98,7 @@ describe('request handler outcomes', () => {
         },
       }));
       peer.send({ jsonrpc: '2.0', id: 1, method: 'hostile' }, { jsonrpc: '2.0', id: 2, method: 'ping' });
-      expect(await peer.out.waitFor(2)).to.deep.equal([
+      expect(await peer.out.waitForLines(2)).to.deep.equal([
         '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error","data":"Error: then getter"}}',
         '{"jsonrpc":"2.0","id":2,"result":"pong"}',
       ]);
@@ -111,7 +111,7 @@ describe('request handler outcomes', () => {
         },
       }));
       peer.send({ jsonrpc: '2.0', id: 1, method: 'hostile' }, { jsonrpc: '2.0', id: 2, method: 'ping' });
-      expect(await peer.out.waitFor(2)).to.deep.equal([
+      expect(await peer.out.waitForLines(2)).to.deep.equal([
         '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error","data":"TypeError: then call"}}',
         '{"jsonrpc":"2.0","id":2,"result":"pong"}',
       ]);

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
-import { FrameTooLargeError, JsonParseError, ProtocolError, type Connection, type Logger } from '../lib';
-import { RawPeer, deeplyNestedArray } from './helpers/raw-peer';
+import { FrameTooLargeError, JsonParseError, ProtocolError, type AcpWireError, type Connection, type Logger } from '../lib';
+import { errorsOf } from './helpers/events';
+import { deeplyNestedArray } from './helpers/fuzz';
+import { RawPeer } from './helpers/peers';
 
 const PARSE_ERROR = '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}';
 
@@ -28,9 +30,11 @@ function expectInvalidRequest(line: string | undefined, id: unknown): void {
 describe('Connection with hostile input', () => {
   let peer: RawPeer;
   let connection: Connection;
+  let errors: AcpWireError[];
   beforeEach(() => {
     peer = new RawPeer();
     connection = peer.connection;
+    errors = errorsOf(connection);
     connection.onRequest('echo', (params) => params ?? null);
     connection.onRequest('depth', (params) => depthOf(params));
   });
@@ -46,18 +50,18 @@ describe('Connection with hostile input', () => {
       ['a trailing comma', '{"jsonrpc":"2.0","id":1,"method":"echo",}'],
     ] as const) {
       it(`answers ${name} with exactly the -32700 line, emits JsonParseError and goes on`, async () => {
-        peer.writeLine(text);
+        peer.send(text);
         expect(await peer.linesBeforeProbe()).to.deep.equal([PARSE_ERROR]);
-        expect(peer.errors).to.have.length(1);
-        expect(peer.errors[0]).to.be.instanceOf(JsonParseError);
-        expect(peer.errors[0]!.cause).to.be.instanceOf(SyntaxError);
+        expect(errors).to.have.length(1);
+        expect(errors[0]).to.be.instanceOf(JsonParseError);
+        expect(errors[0]!.cause).to.be.instanceOf(SyntaxError);
       });
     }
 
     it('answers a first request preceded by a UTF-8 byte order mark as if there were none (issue 11)', async () => {
       peer.writeRaw(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"jsonrpc":"2.0","id":1,"method":"echo","params":["first"]}\n')]));
       expect(await peer.linesBeforeProbe()).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":["first"]}']);
-      expect(peer.errors).to.deep.equal([]);
+      expect(errors).to.deep.equal([]);
     });
 
     it('answers invalid UTF-8 bytes with -32700 and goes on', async () => {
@@ -74,7 +78,7 @@ describe('Connection with hostile input', () => {
     it('skips blank lines and lone carriage returns without answering', async () => {
       peer.writeRaw('\n \n\t\n\r\n\r\r\n');
       expect(await peer.linesBeforeProbe()).to.deep.equal([]);
-      expect(peer.errors).to.deep.equal([]);
+      expect(errors).to.deep.equal([]);
     });
   });
 
@@ -97,19 +101,19 @@ describe('Connection with hostile input', () => {
     ];
     for (const [name, text, id] of cases) {
       it(`answers ${name} with one -32600 with id ${JSON.stringify(id)}, emits ProtocolError and goes on`, async () => {
-        peer.writeLine(text);
+        peer.send(text);
         const lines = await peer.linesBeforeProbe();
         expect(lines).to.have.length(1);
         expectInvalidRequest(lines[0], id);
-        expect(peer.errors).to.have.length(1);
-        expect(peer.errors[0]).to.be.instanceOf(ProtocolError);
+        expect(errors).to.have.length(1);
+        expect(errors[0]).to.be.instanceOf(ProtocolError);
       });
     }
 
     it('answers a batch with one -32600 with id null and runs none of its requests', async () => {
       let calls = 0;
       connection.onRequest('count', () => ++calls);
-      peer.writeLine('[{"jsonrpc":"2.0","id":1,"method":"count"},{"jsonrpc":"2.0","id":2,"method":"count"}]');
+      peer.send('[{"jsonrpc":"2.0","id":1,"method":"count"},{"jsonrpc":"2.0","id":2,"method":"count"}]');
       const lines = await peer.linesBeforeProbe();
       expect(lines).to.have.length(1);
       expectInvalidRequest(lines[0], null);
@@ -117,7 +121,7 @@ describe('Connection with hostile input', () => {
     });
 
     it('answers an empty batch with one -32600 with id null', async () => {
-      peer.writeLine('[]');
+      peer.send('[]');
       const lines = await peer.linesBeforeProbe();
       expect(lines).to.have.length(1);
       expectInvalidRequest(lines[0], null);
@@ -127,21 +131,21 @@ describe('Connection with hostile input', () => {
   describe('method names of Object.prototype', () => {
     for (const method of ['constructor', '__proto__', 'hasOwnProperty', 'toString', 'valueOf', '__defineGetter__']) {
       it(`answers a request for ${method} with -32601 naming it`, async () => {
-        peer.writeLine(JSON.stringify({ jsonrpc: '2.0', id: 1, method }));
+        peer.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method }));
         expect(await peer.linesBeforeProbe()).to.deep.equal([
           JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'Method not found', data: method } }),
         ]);
       });
 
       it(`ignores a notification for ${method}`, async () => {
-        peer.writeLine(JSON.stringify({ jsonrpc: '2.0', method, params: {} }));
+        peer.send(JSON.stringify({ jsonrpc: '2.0', method, params: {} }));
         expect(await peer.linesBeforeProbe()).to.deep.equal([]);
-        expect(peer.errors).to.deep.equal([]);
+        expect(errors).to.deep.equal([]);
       });
     }
 
     it('does not pollute Object.prototype through a __proto__ member', async () => {
-      peer.writeLine('{"jsonrpc":"2.0","id":1,"method":"echo","params":{"__proto__":{"polluted":true}},"__proto__":{"polluted":true}}');
+      peer.send('{"jsonrpc":"2.0","id":1,"method":"echo","params":{"__proto__":{"polluted":true}},"__proto__":{"polluted":true}}');
       expect(await peer.linesBeforeProbe()).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":{"__proto__":{"polluted":true}}}']);
       expect(({} as { polluted?: unknown }).polluted).to.equal(undefined);
     });
@@ -149,10 +153,10 @@ describe('Connection with hostile input', () => {
 
   describe('responses', () => {
     it('drops a response whose id matches no pending request without answering it', async () => {
-      peer.writeLine('{"jsonrpc":"2.0","id":99,"result":"late"}');
+      peer.send('{"jsonrpc":"2.0","id":99,"result":"late"}');
       expect(await peer.linesBeforeProbe()).to.deep.equal([]);
-      expect(peer.errors).to.have.length(1);
-      expect(peer.errors[0]).to.be.instanceOf(ProtocolError);
+      expect(errors).to.have.length(1);
+      expect(errors[0]).to.be.instanceOf(ProtocolError);
     });
 
     for (const [name, text] of [
@@ -163,13 +167,13 @@ describe('Connection with hostile input', () => {
     ] as const) {
       it(`drops a response with ${name} and leaves the request pending for the real answer`, async () => {
         const sent = connection.sendRequest('ask');
-        expect(await peer.nextLine()).to.equal('{"jsonrpc":"2.0","id":1,"method":"ask"}');
-        peer.writeLine(text);
+        expect(await peer.out.take()).to.equal('{"jsonrpc":"2.0","id":1,"method":"ask"}');
+        peer.send(text);
         expect(await peer.linesBeforeProbe()).to.deep.equal([]);
-        expect(peer.errors).to.have.length(1);
-        expect(peer.errors[0]).to.be.instanceOf(ProtocolError);
+        expect(errors).to.have.length(1);
+        expect(errors[0]).to.be.instanceOf(ProtocolError);
         expect(connection.pendingCount).to.equal(1);
-        peer.writeLine('{"jsonrpc":"2.0","id":1,"result":"right"}');
+        peer.send('{"jsonrpc":"2.0","id":1,"result":"right"}');
         expect(await sent).to.equal('right');
       });
     }
@@ -179,12 +183,12 @@ describe('Connection with hostile input', () => {
     const deep = deeplyNestedArray(100_000);
 
     it('answers a request whose params are nested 100,000 levels deep', async () => {
-      peer.writeLine(`{"jsonrpc":"2.0","id":1,"method":"depth","params":${deep}}`);
+      peer.send(`{"jsonrpc":"2.0","id":1,"method":"depth","params":${deep}}`);
       expect(await peer.linesBeforeProbe()).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":100000}']);
     });
 
     it('answers -32603 with string data when the handler echoes 100,000-level params', async () => {
-      peer.writeLine(`{"jsonrpc":"2.0","id":2,"method":"echo","params":${deep}}`);
+      peer.send(`{"jsonrpc":"2.0","id":2,"method":"echo","params":${deep}}`);
       const [line] = await peer.linesBeforeProbe();
       const reply = JSON.parse(line!) as { id: number; error: { code: number; data: unknown } };
       expect(reply.id).to.equal(2);
@@ -193,26 +197,26 @@ describe('Connection with hostile input', () => {
     });
 
     it('answers a batch nested 100,000 levels deep with one -32600', async () => {
-      peer.writeLine(deep);
+      peer.send(deep);
       const lines = await peer.linesBeforeProbe();
       expect(lines).to.have.length(1);
       expectInvalidRequest(lines[0], null);
     });
 
     it('ignores a $/cancel_request whose requestId is nested 100,000 levels deep (issue 7)', async () => {
-      peer.writeLine(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${deep}}}`);
+      peer.send(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${deep}}}`);
       expect(await peer.linesBeforeProbe()).to.deep.equal([]);
     });
 
     it('ignores a $/cancel_request whose params are nested 100,000 levels deep (issue 7)', async () => {
-      peer.writeLine(`{"jsonrpc":"2.0","method":"$/cancel_request","params":${deep}}`);
+      peer.send(`{"jsonrpc":"2.0","method":"$/cancel_request","params":${deep}}`);
       expect(await peer.linesBeforeProbe()).to.deep.equal([]);
     });
 
     it('resolves a sent request whose result is nested 100,000 levels deep', async () => {
       const sent = connection.sendRequest<unknown>('ask');
-      await peer.nextLine();
-      peer.writeLine(`{"jsonrpc":"2.0","id":1,"result":${deep}}`);
+      await peer.out.take();
+      peer.send(`{"jsonrpc":"2.0","id":1,"result":${deep}}`);
       expect(depthOf(await sent)).to.equal(100_000);
     });
   });
@@ -221,9 +225,10 @@ describe('Connection with hostile input', () => {
     /** Writes each line to a connection limited to 64-byte lines; returns what it answered before a probe. */
     async function answersWithLimit64(...lines: string[]): Promise<{ answers: string[]; warnings: unknown[] }> {
       const small = new RawPeer({ maxLineBytes: 64 });
+      const smallErrors = errorsOf(small.connection);
       try {
-        for (const line of lines) small.writeLine(line);
-        return { answers: await small.linesBeforeProbe(), warnings: small.errors };
+        for (const line of lines) small.send(line);
+        return { answers: await small.linesBeforeProbe(), warnings: smallErrors };
       } finally {
         await small.close();
       }
@@ -275,28 +280,28 @@ describe('Connection with hostile input', () => {
     ids.push('1e-400', '1.0000000000000000001', '1.0', '-0', '5E0');
     for (const raw of ids) {
       it(`echoes the id ${raw} byte for byte in a result`, async () => {
-        peer.writeLine(`{"jsonrpc":"2.0","id":${raw},"method":"echo","params":[1]}`);
+        peer.send(`{"jsonrpc":"2.0","id":${raw},"method":"echo","params":[1]}`);
         expect(await peer.linesBeforeProbe()).to.deep.equal([`{"jsonrpc":"2.0","id":${raw},"result":[1]}`]);
       });
     }
 
     it('echoes the exact id in a -32601 reply', async () => {
-      peer.writeLine('{"jsonrpc":"2.0","id":9007199254740993,"method":"missing"}');
+      peer.send('{"jsonrpc":"2.0","id":9007199254740993,"method":"missing"}');
       expect(await peer.linesBeforeProbe()).to.deep.equal([
         '{"jsonrpc":"2.0","id":9007199254740993,"error":{"code":-32601,"message":"Method not found","data":"missing"}}',
       ]);
     });
 
     it('echoes the exact id in a -32600 reply', async () => {
-      peer.writeLine('{"jsonrpc":"2.0","id":9007199254740993,"method":"echo","params":"bad"}');
+      peer.send('{"jsonrpc":"2.0","id":9007199254740993,"method":"echo","params":"bad"}');
       const lines = await peer.linesBeforeProbe();
       expect(lines[0]).to.match(/^\{"jsonrpc":"2\.0","id":9007199254740993,"error":\{"code":-32600,/);
     });
 
     it('echoes the exact id when the handler answers later through its responder', async () => {
       connection.onRequest('later', (_params, responder) => void setImmediate(() => responder.respond('done')));
-      peer.writeLine('{"jsonrpc":"2.0","params":{"id":1},"id":18446744073709551617,"method":"later"}');
-      expect(await peer.nextLine()).to.equal('{"jsonrpc":"2.0","id":18446744073709551617,"result":"done"}');
+      peer.send('{"jsonrpc":"2.0","params":{"id":1},"id":18446744073709551617,"method":"later"}');
+      expect(await peer.out.take()).to.equal('{"jsonrpc":"2.0","id":18446744073709551617,"result":"done"}');
     });
 
     it('echoes the exact id of a CRLF line', async () => {
@@ -330,7 +335,7 @@ describe('Connection with hostile input', () => {
       it(`logs ${name} in a record of at most 400 characters`, async () => {
         const { peer: logged, records } = loggingPeer(true);
         try {
-          logged.writeLine(line);
+          logged.send(line);
           await logged.linesBeforeProbe();
           expect(records).to.have.length(1);
           expect(records[0]!.length).to.be.within(1, 400);
@@ -343,7 +348,7 @@ describe('Connection with hostile input', () => {
     it('builds no record for a logger that says warn is off', async () => {
       const { peer: silent, records, asked } = loggingPeer(false);
       try {
-        silent.writeLine(hostile[0]![1]);
+        silent.send(hostile[0]![1]);
         await silent.linesBeforeProbe();
         expect(asked()).to.be.at.least(1);
         expect(records).to.deep.equal([]);
@@ -367,7 +372,7 @@ describe('Connection with hostile input', () => {
   describe('after a run of bad lines', () => {
     it('answers a valid request with its exact line', async () => {
       peer.writeRaw('{bad\n[]\n{"jsonrpc":"2.0","id":7}\n\r\n{"jsonrpc":"2.0","id":{},"method":"x"}\n');
-      peer.writeLine('{"jsonrpc":"2.0","id":"ok","method":"echo","params":{"a":"é😀"}}');
+      peer.send('{"jsonrpc":"2.0","id":"ok","method":"echo","params":{"a":"é😀"}}');
       const lines = await peer.linesBeforeProbe();
       expect(lines).to.have.length(4);
       expect(lines[0]).to.equal(PARSE_ERROR);

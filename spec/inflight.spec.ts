@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import type { Responder } from '../lib';
-import { rawPeer, type RawPeer } from './helpers/core';
+import { RawPeer } from './helpers/peers';
 
 const CANCEL_7 = { jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 7 } };
 const CANCELLED_7 = '{"jsonrpc":"2.0","id":7,"error":{"code":-32800,"message":"Request cancelled"}}';
@@ -14,7 +14,7 @@ describe('Connection with a reused in-flight id', () => {
   let peer: RawPeer;
   const running: Responder[] = [];
   beforeEach(() => {
-    peer = rawPeer();
+    peer = new RawPeer();
     running.length = 0;
     peer.connection.onRequest('wait', (_params, responder) => {
       running.push(responder);
@@ -30,7 +30,7 @@ describe('Connection with a reused in-flight id', () => {
   async function twoRequestsWithId7(): Promise<void> {
     peer.send({ jsonrpc: '2.0', id: 7, method: 'wait', params: ['first'] }, { jsonrpc: '2.0', id: 7, method: 'wait', params: ['second'] });
     peer.send({ jsonrpc: '2.0', id: 'barrier', method: 'ping' });
-    expect(await peer.out.waitFor(1)).to.deep.equal(['{"jsonrpc":"2.0","id":"barrier","result":"pong"}']);
+    expect(await peer.out.waitForLines(1)).to.deep.equal(['{"jsonrpc":"2.0","id":"barrier","result":"pong"}']);
     expect(running).to.have.length(2);
   }
 
@@ -48,7 +48,7 @@ describe('Connection with a reused in-flight id', () => {
   it('cancels every request in flight with that id on one $/cancel_request: each is answered -32800 once', async () => {
     await twoRequestsWithId7();
     peer.send(CANCEL_7);
-    expect(await peer.out.waitFor(3)).to.deep.equal(['{"jsonrpc":"2.0","id":"barrier","result":"pong"}', CANCELLED_7, CANCELLED_7]);
+    expect(await peer.out.waitForLines(3)).to.deep.equal(['{"jsonrpc":"2.0","id":"barrier","result":"pong"}', CANCELLED_7, CANCELLED_7]);
     expect(running.map((responder) => responder.isCancelled)).to.deep.equal([true, true]);
     expect(peer.connection.inflightCount).to.equal(0);
   });
@@ -58,7 +58,7 @@ describe('Connection with a reused in-flight id', () => {
     running[0]!.respond('first done');
     expect(peer.connection.inflightCount).to.equal(1);
     peer.send(CANCEL_7);
-    expect((await peer.out.waitFor(3)).slice(1)).to.deep.equal(['{"jsonrpc":"2.0","id":7,"result":"first done"}', CANCELLED_7]);
+    expect((await peer.out.waitForLines(3)).slice(1)).to.deep.equal(['{"jsonrpc":"2.0","id":7,"result":"first done"}', CANCELLED_7]);
     expect(running[1]!.isCancelled).to.equal(true);
   });
 });

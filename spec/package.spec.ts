@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, ensureChainBuilt } from './helpers/chain';
+import { ROOT, useBuild } from './helpers/processes';
 
 interface PackedFile {
   path: string;
@@ -16,8 +16,8 @@ interface PackedFile {
 const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   version: string;
   scripts: Record<string, string>;
-  dependencies: Record<string, string>;
   exports: Record<string, string | Record<string, string>>;
+  dependencies?: Record<string, string>;
 };
 
 /** Packs the package (without lifecycle scripts: the build is already there) into `dir`. */
@@ -36,8 +36,8 @@ describe('the package', function () {
   this.timeout(60000);
   let dir: string;
   let packed: { tarball: string; files: string[] };
+  useBuild();
   before(() => {
-    ensureChainBuilt();
     dir = mkdtempSync(join(tmpdir(), 'acp-wire-package-'));
     packed = pack(dir);
   });
@@ -72,9 +72,9 @@ describe('the package', function () {
       mkdirSync(installed, { recursive: true });
       writeFileSync(join(project, 'package.json'), '{"name":"consumer","version":"1.0.0","private":true}\n');
       execFileSync('tar', ['-xzf', packed.tarball, '-C', installed, '--strip-components=1']);
-      // The runtime dependencies (none of them has dependencies of its own), as `npm install` would place them (offline).
-      for (const name of Object.keys(manifest.dependencies)) {
-        cpSync(join(ROOT, 'node_modules', name), join(project, 'node_modules', name), { recursive: true });
+      // The runtime dependencies, as `npm install` would place them (offline).
+      for (const dependency of Object.keys(manifest.dependencies ?? {})) {
+        cpSync(join(ROOT, 'node_modules', dependency), join(project, 'node_modules', dependency), { recursive: true });
       }
     });
 

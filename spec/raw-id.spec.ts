@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { SerializationError } from '../lib';
 import { encodeResponseWithRawId, findRawId, rawIdText } from '../lib/raw-id';
-import { deeplyNestedArray } from './helpers/raw-peer';
+import { deeplyNestedArray } from './helpers/fuzz';
 
 describe('raw-id', () => {
   describe('findRawId()', () => {

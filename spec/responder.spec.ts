@@ -4,14 +4,15 @@
  */
 import { expect } from 'chai';
 import { AlreadyAnsweredError, RpcError, SerializationError, createStderrLogger, type Responder } from '../lib';
-import { deferred, macrotasks, rawPeer, type RawPeer } from './helpers/core';
+import { deferred, macrotasks } from './helpers/async';
+import { RawPeer } from './helpers/peers';
 
 const REQUEST = { jsonrpc: '2.0', id: 1, method: 'm' } as const;
 
 describe('Responder', () => {
   let peer: RawPeer;
   beforeEach(() => {
-    peer = rawPeer();
+    peer = new RawPeer();
   });
   afterEach(() => peer.connection.close());
 
@@ -27,7 +28,7 @@ describe('Responder', () => {
   async function linesUpToSentinel(): Promise<string[]> {
     peer.send({ jsonrpc: '2.0', id: 'sentinel', method: 'sentinel' });
     for (;;) {
-      const lines = await peer.out.waitFor(peer.out.lines.length + 1);
+      const lines = await peer.out.waitForLines(peer.out.lines.length + 1);
       if (lines.at(-1)!.includes('"id":"sentinel"')) return lines.slice(0, -1);
     }
   }
@@ -43,12 +44,12 @@ describe('Responder', () => {
   describe('#respond()', () => {
     it('answers with the result', async () => {
       (await receive()).respond({ ok: [true] });
-      expect(await peer.out.waitFor(1)).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":{"ok":[true]}}']);
+      expect(await peer.out.waitForLines(1)).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":{"ok":[true]}}']);
     });
 
     it('answers null when the result is undefined', async () => {
       (await receive()).respond(undefined);
-      expect(await peer.out.waitFor(1)).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":null}']);
+      expect(await peer.out.waitForLines(1)).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":null}']);
     });
 
     it('sets hasResponded', async () => {
@@ -79,14 +80,14 @@ describe('Responder', () => {
   describe('#respondWithError()', () => {
     it('answers with exactly the code, message and data of an RpcError', async () => {
       (await receive()).respondWithError(new RpcError(-32050, 'Custom failure', { detail: [1, 'two'] }));
-      expect(await peer.out.waitFor(1)).to.deep.equal([
+      expect(await peer.out.waitForLines(1)).to.deep.equal([
         '{"jsonrpc":"2.0","id":1,"error":{"code":-32050,"message":"Custom failure","data":{"detail":[1,"two"]}}}',
       ]);
     });
 
     it('answers with a wire error object as is, without data when it has none', async () => {
       (await receive()).respondWithError({ code: -32602, message: 'Invalid params' });
-      expect(await peer.out.waitFor(1)).to.deep.equal(['{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params"}}']);
+      expect(await peer.out.waitForLines(1)).to.deep.equal(['{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params"}}']);
     });
   });
 });
@@ -94,7 +95,7 @@ describe('Responder', () => {
 describe('request handler results', () => {
   let peer: RawPeer;
   beforeEach(() => {
-    peer = rawPeer();
+    peer = new RawPeer();
   });
   afterEach(() => peer.connection.close());
 
@@ -102,7 +103,7 @@ describe('request handler results', () => {
   async function answerOf(handler: (params: unknown, responder: Responder) => unknown): Promise<string> {
     peer.connection.onRequest('m', handler);
     peer.send(REQUEST);
-    const [line] = await peer.out.waitFor(1);
+    const [line] = await peer.out.waitForLines(1);
     return line!;
   }
 
@@ -165,7 +166,7 @@ describe('request handler results', () => {
       return 'from return';
     });
     peer.send(REQUEST, { jsonrpc: '2.0', id: 'sentinel', method: 'unknown' });
-    const lines = await peer.out.waitFor(2);
+    const lines = await peer.out.waitForLines(2);
     await macrotasks();
     expect(peer.out.lines).to.deep.equal([lines[0], lines[1]]);
     expect(lines[0]).to.equal('{"jsonrpc":"2.0","id":1,"result":"from responder"}');
@@ -177,7 +178,7 @@ describe('request handler results', () => {
       throw new RpcError(-32000, 'too late');
     });
     peer.send({ jsonrpc: '2.0', id: 'sentinel', method: 'unknown' });
-    await peer.out.waitFor(2);
+    await peer.out.waitForLines(2);
     expect(line).to.equal('{"jsonrpc":"2.0","id":1,"result":"answered"}');
     expect(JSON.parse(peer.out.lines[1]!)).to.include({ id: 'sentinel' });
   });
@@ -186,7 +187,7 @@ describe('request handler results', () => {
     const records: string[] = [];
     const logger = createStderrLogger({ level: 'warn', write: (text) => void records.push(text) });
     await peer.connection.close();
-    peer = rawPeer({ logger });
+    peer = new RawPeer({ logger });
     await answerOf((_params, responder) => {
       responder.respond('answered');
       throw new Error('after the answer');
@@ -203,7 +204,7 @@ describe('request handler results', () => {
     });
     await macrotasks();
     peer.send({ jsonrpc: '2.0', id: 'sentinel', method: 'unknown' });
-    await peer.out.waitFor(2);
+    await peer.out.waitForLines(2);
     expect(line).to.equal('{"jsonrpc":"2.0","id":1,"result":"answered"}');
     expect(JSON.parse(peer.out.lines[1]!)).to.include({ id: 'sentinel' });
   });

@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import { RpcError, createConnectionPair, type Connection, type NotificationMessage } from '../lib';
-import { deferred } from './helpers/core';
+import { deferred } from './helpers/async';
 
 /** The code of the error a request is answered with, or 'ok:<result>' for a result. */
 function outcome(promise: PromiseLike<unknown>): Promise<string> {

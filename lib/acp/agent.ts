@@ -35,8 +35,18 @@ export type AgentInitializeRequest = {
   /** The params as sent. */
   readonly params: JsonObject;
 } & (
-  | { readonly version: 1; readonly clientCapabilities: V1.ClientCapabilities | undefined }
-  | { readonly version: 2; readonly clientCapabilities: V2.ClientCapabilities | undefined }
+  | {
+      /** The negotiated version is 1: `clientCapabilities` has the v1 shape. */
+      readonly version: 1;
+      /** The v1 `clientCapabilities` the client sent; `undefined` when absent or not an object. */
+      readonly clientCapabilities: V1.ClientCapabilities | undefined;
+    }
+  | {
+      /** The negotiated version is 2: `clientCapabilities` has the v2 shape. */
+      readonly version: 2;
+      /** The v2 `capabilities` the client sent; `undefined` when absent or not an object. */
+      readonly clientCapabilities: V2.ClientCapabilities | undefined;
+    }
 );
 
 /** What the agent answers `initialize` with, in the negotiated version's shape. */
@@ -47,11 +57,13 @@ export interface AgentInitializeAnswer {
   capabilities?: V1.AgentCapabilities | V2.AgentCapabilities;
   /** Default: `[]` in v1, absent in v2. */
   authMethods?: (V1.AuthMethod | V2.AuthMethod)[];
+  /** ACP's reserved extension metadata: copied into the result as given. Default: absent. */
   _meta?: JsonObject;
 }
 
 /** A `session/new` request, as the agent's `newSession` handler sees it. */
 export interface AgentNewSessionRequest {
+  /** The session's working directory, as the client sent it (checked to be a string). */
   readonly cwd: string;
   /** The params as sent. */
   readonly params: JsonObject;
@@ -59,13 +71,16 @@ export interface AgentNewSessionRequest {
 
 /** What the agent answers `session/new` with: a `sessionId` (default a new UUID) and any other result fields. */
 export interface AgentNewSessionAnswer {
+  /** The new session's id; prompts name it. Default: a new random UUID. */
   sessionId?: string;
   [field: string]: unknown;
 }
 
 /** A `session/prompt` request before its insertion, as `admitPrompt` sees it. */
 export interface AgentPromptRequest {
+  /** The session the prompt is for: one this agent created. */
   readonly sessionId: string;
+  /** The user's message: a non-empty array of content blocks (not checked further). */
   readonly prompt: ContentBlock[];
   /** The params as sent (`_meta` included). */
   readonly params: JsonObject;

@@ -24,17 +24,24 @@ export interface ClientRequestContext {
   readonly signal: AbortSignal;
 }
 
-type Handler<P, R> = (params: P, context: ClientRequestContext) => R | Promise<R>;
+/**
+ * Answers one kind of request from the agent: returns (or resolves with) the result, or throws to
+ * answer with an error (an `RpcError` as is, anything else `-32603`).
+ */
+export type ClientRequestHandler<P, R> = (params: P, context: ClientRequestContext) => R | Promise<R>;
 
 /** ACP v1's terminal requests; give all five to advertise the `terminal` capability. */
 export interface TerminalHandlers {
-  create: Handler<V1.CreateTerminalRequest, V1.CreateTerminalResponse>;
-  output: Handler<V1.TerminalOutputRequest, V1.TerminalOutputResponse>;
-  waitForExit: Handler<V1.WaitForTerminalExitRequest, V1.WaitForTerminalExitResponse>;
+  /** `terminal/create`: starts the command and answers its `terminalId`. */
+  create: ClientRequestHandler<V1.CreateTerminalRequest, V1.CreateTerminalResponse>;
+  /** `terminal/output`: answers the output so far, and the exit status once the command exited. */
+  output: ClientRequestHandler<V1.TerminalOutputRequest, V1.TerminalOutputResponse>;
+  /** `terminal/wait_for_exit`: resolves when the command exits, with its exit status. */
+  waitForExit: ClientRequestHandler<V1.WaitForTerminalExitRequest, V1.WaitForTerminalExitResponse>;
   /** `undefined` answers `{}`. */
-  kill: Handler<V1.KillTerminalRequest, V1.KillTerminalResponse | void>;
+  kill: ClientRequestHandler<V1.KillTerminalRequest, V1.KillTerminalResponse | void>;
   /** `undefined` answers `{}`. */
-  release: Handler<V1.ReleaseTerminalRequest, V1.ReleaseTerminalResponse | void>;
+  release: ClientRequestHandler<V1.ReleaseTerminalRequest, V1.ReleaseTerminalResponse | void>;
 }
 
 /**
@@ -47,12 +54,13 @@ export interface AcpClientHandlers {
    * cancels the session's turn, the client answers `{outcome: {outcome: "cancelled"}}` at once
    * (as ACP requires) and the handler's later answer is dropped.
    */
-  requestPermission?: Handler<V1.RequestPermissionRequest | V2.RequestPermissionRequest, V1.RequestPermissionResponse | V2.RequestPermissionResponse>;
+  requestPermission?: ClientRequestHandler<V1.RequestPermissionRequest | V2.RequestPermissionRequest, V1.RequestPermissionResponse | V2.RequestPermissionResponse>;
   /** ACP v1's `fs/read_text_file` and `fs/write_text_file` (each advertises its `fs` capability). */
   fs?: {
-    readTextFile?: Handler<V1.ReadTextFileRequest, V1.ReadTextFileResponse>;
+    /** `fs/read_text_file`: answers the file's text (the lines asked for, when `line`/`limit` are given). */
+    readTextFile?: ClientRequestHandler<V1.ReadTextFileRequest, V1.ReadTextFileResponse>;
     /** `undefined` answers `{}`. */
-    writeTextFile?: Handler<V1.WriteTextFileRequest, V1.WriteTextFileResponse | void>;
+    writeTextFile?: ClientRequestHandler<V1.WriteTextFileRequest, V1.WriteTextFileResponse | void>;
   };
   /** ACP v1's `terminal/*` requests. */
   terminal?: TerminalHandlers;
@@ -103,7 +111,7 @@ export function registerClientHandlers(
   permissions: PermissionRequests,
 ): Disposable {
   const registrations: Disposable[] = [];
-  const on = <P, R>(method: string, handler: Handler<P, R> | undefined, empty = false): void => {
+  const on = <P, R>(method: string, handler: ClientRequestHandler<P, R> | undefined, empty = false): void => {
     if (handler === undefined) return;
     if (typeof handler !== 'function') throw new TypeError(`the handler of \`${method}\` must be a function`);
     registrations.push(

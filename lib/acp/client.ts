@@ -45,6 +45,7 @@ export interface ClientInitializeParams {
   capabilities?: V2.ClientCapabilities;
   /** ACP v1 `clientCapabilities`. Default: what the registered handlers support. */
   clientCapabilities?: V1.ClientCapabilities;
+  /** ACP's reserved extension metadata, sent as given; the agent must not assume anything about its keys. */
   _meta?: JsonObject;
   [field: string]: unknown;
 }
@@ -55,30 +56,43 @@ export type AgentInitialization = {
   readonly info: Implementation | undefined;
 } & (
   | {
+      /** The negotiated version is 1: the other fields have v1 shapes. */
       readonly protocolVersion: 1;
+      /** The v1 `agentCapabilities` (`{}` when the agent sent none). */
       readonly capabilities: V1.AgentCapabilities;
+      /** The ways the agent accepts to `authenticate` (`[]` when it listed none). */
       readonly authMethods: V1.AuthMethod[];
+      /** The whole `initialize` result, as received. */
       readonly result: V1.InitializeResponse;
     }
   | {
+      /** The negotiated version is 2: the other fields have v2 shapes. */
       readonly protocolVersion: 2;
+      /** The v2 `capabilities` (`{}` when the agent sent none). */
       readonly capabilities: V2.AgentCapabilities;
+      /** The ways the agent accepts to `auth/login` (`[]` when it listed none). */
       readonly authMethods: V2.AuthMethod[];
+      /** The whole `initialize` result, as received. */
       readonly result: V2.InitializeResponse;
     }
 );
 
 /** `session/new` params: `cwd` (an absolute path); `mcpServers` defaults to `[]`. */
 export interface NewSessionParams {
+  /** The session's working directory: an absolute path, on the agent's machine. */
   cwd: string;
+  /** The MCP servers the agent should connect to for this session. Default `[]`. */
   mcpServers?: (V1.McpServer | V2.McpServer)[];
   [field: string]: unknown;
 }
 
 /** `session/prompt` params: the session and the prompt's content blocks (at least one). */
 export interface PromptParams {
+  /** The session the turn runs in (from `session/new`). */
   sessionId: string;
+  /** The user's message: at least one content block. */
   prompt: ContentBlock[];
+  /** ACP's reserved extension metadata, sent as given. */
   _meta?: JsonObject;
   [field: string]: unknown;
 }

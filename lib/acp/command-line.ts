@@ -9,6 +9,7 @@ import { AcpWireError } from '../errors';
 export class CommandLineError extends AcpWireError {
   /** Always `'CommandLineError'`. */
   override readonly name = 'CommandLineError';
+  /** Always `'ACP_WIRE_COMMAND_LINE'`: stable, so match on it rather than on the message. */
   readonly code = 'ACP_WIRE_COMMAND_LINE';
   /**
    * @param commandLine - the command string that was given

@@ -15,7 +15,9 @@ import {
   PROXY_INITIALIZE_METHOD,
   PROXY_SUCCESSOR_METHOD,
 } from '../protocol';
+import { relayBackpressure } from '../relay';
 import type { Responder } from '../responder';
+import { startConductorTrace, type ConductorTrace, type ConductorTraceOptions } from '../trace/conductor-trace';
 import type { ChildExit } from '../transports/child-process';
 import {
   describeExit,
@@ -25,12 +27,19 @@ import {
   type ComponentSource,
   type StartedComponent,
 } from './chain-component';
+import { checkRequestTimeout, withDeadline } from './deadline';
 import { isCancelNotification, sendProxiedMessageTo } from './forwarding';
 import { isProtocolVersion, recordNegotiatedVersion } from './negotiation';
 import { successorTarget, unwrapSuccessor, type MessageTarget } from './successor';
 
-/** Options of a {@link Conductor}. */
-export interface ConductorOptions {
+/**
+ * Options of a {@link Conductor}.
+ *
+ * @remarks `traceFile` and `onTraceEvent` trace the messages on the conductor's connections to
+ * the components it spawns (a component given as `{ connection }` is not traced); see
+ * docs/tracing.md.
+ */
+export interface ConductorOptions extends ConductorTraceOptions {
   /** The connection to the client (e.g. `connectStdio()` or a TCP connection). */
   client: Connection;
   /** The proxies in order, then the agent (last). At least one (the agent). */
@@ -47,6 +56,14 @@ export interface ConductorOptions {
    * last request, before it closes the client connection. Default 2000 ms.
    */
   notStartedLingerMs?: number;
+  /**
+   * A deadline on every request the conductor forwards toward the agent (from the client, and a
+   * proxy's `proxy/successor` requests): unanswered after this many milliseconds, it is cancelled
+   * on that hop (one `$/cancel_request` with the hop's id) and the request it was forwarded for is
+   * answered `-32603` with data `{"reason":"request_timeout","method"}`. Requests toward the client
+   * (a permission prompt waits for a person) have none. Default `undefined` or `0`: no deadline.
+   */
+  requestTimeoutMs?: number;
 }
 
 /** Why and how a chain ended. */
@@ -83,9 +100,15 @@ const PROXY_INITIALIZES = [PROXY_INITIALIZE_METHOD, LEGACY_PROXY_INITIALIZE_METH
  * - `initialize` is sent to a proxy as `proxy/initialize` and to the agent as `initialize`. A
  *   client's `proxy/initialize` or `proxy/successor` request is refused `-32600`, as is a
  *   `proxy/successor` request from the agent; a malformed envelope from a proxy is answered `-32602`.
+ * - Backpressure goes hop by hop: while a connection's output is full, the connections that forward
+ *   to it stop dispatching and, past 16 MiB held, stop reading (see {@link relayBackpressure}), so a
+ *   component that does not read cannot make the conductor's memory grow without bound.
  * - Cancellation goes hop by hop: a raw `$/cancel_request` is never forwarded; the connection that
  *   receives it marks the request cancelled and the forwarded request is cancelled once on the next
  *   hop with that hop's id. A cancel for a finished request goes nowhere.
+ * - No request waits forever on a hop with `requestTimeoutMs`: past it, a request forwarded toward
+ *   the agent is cancelled on that hop and answered upstream `-32603`
+ *   `{"reason":"request_timeout","method"}` (off by default).
  * - The protocol version each hop's `initialize` answer negotiates is kept on that hop's
  *   connection (`negotiatedVersion(component.connection)`, and the client's for the first hop)
  *   and logged at `debug` level: `agent debug negotiated ACP v1`. Proxies stay version-agnostic.
@@ -119,14 +142,18 @@ export class Conductor {
   readonly #closed: Promise<ConductorOutcome>;
   /** The component that could not be started, when one could not. */
   readonly #notStarted: StartedComponent | undefined;
+  readonly #trace: ConductorTrace | undefined;
+  readonly #requestTimeoutMs: number | undefined;
   #end!: (outcome: Omit<ConductorOutcome, 'message' | 'exit'>) => void;
 
   /**
    * Starts every component and begins routing.
    *
    * @throws TypeError if `components` is empty or a component is invalid
-   * @throws RangeError if `notStartedLingerMs` is not a non-negative number
+   * @throws RangeError if `notStartedLingerMs` is not a non-negative number, or `requestTimeoutMs`
+   * is neither 0 nor a positive number of milliseconds
    * @throws CommandLineError if a command line cannot be split (nothing is started)
+   * @throws the file system's error if `traceFile` cannot be opened (nothing is started)
    */
   constructor(options: ConductorOptions) {
     const { client, components } = options;
@@ -137,13 +164,16 @@ export class Conductor {
       throw new RangeError('notStartedLingerMs must be a non-negative number of milliseconds');
     }
     components.forEach(resolveSource);
+    this.#requestTimeoutMs = checkRequestTimeout(options.requestTimeoutMs);
     this.#client = client;
+    const trace = (this.#trace = startConductorTrace(options));
     const last = components.length - 1;
+    const role = (index: number): ChainComponent['role'] => (index === last ? 'agent' : 'proxy');
     this.#components = components.map((source, index) =>
       startComponent(source, describe(source), {
         index,
-        role: index === last ? 'agent' : 'proxy',
-        logger: options.logger,
+        role: role(index),
+        logger: trace ? trace.loggerFor(index, role(index), options.logger) : options.logger,
         stderr: options.stderr ?? 'inherit',
         killTimeoutMs: options.killTimeoutMs,
       }),
@@ -165,6 +195,12 @@ export class Conductor {
     this.#routeClient();
     this.#components.forEach((component) => this.#routeComponent(component));
     this.#watchEnds();
+    // Bounded memory end to end: each hop stops reading while the next one's output is full.
+    const hops = [client, ...this.#components.map((component) => component.connection)];
+    for (let i = 1; i < hops.length; i++) {
+      relayBackpressure(hops[i - 1]!, hops[i]!);
+      relayBackpressure(hops[i]!, hops[i - 1]!);
+    }
   }
 
   /** The running components, proxies first, the agent last. */
@@ -221,7 +257,7 @@ export class Conductor {
 
   #routeClient(): void {
     const client = this.#client;
-    const first = componentTarget(this.#components[0]!, client);
+    const first = withDeadline(componentTarget(this.#components[0]!, client), this.#requestTimeoutMs);
     for (const method of [...PROXY_INITIALIZES, ...ENVELOPES]) {
       client.onRequest(method, () => {
         throw RpcError.invalidRequest(`\`${method}\` is not accepted from a client`);
@@ -236,7 +272,7 @@ export class Conductor {
     const { connection, index } = component;
     const up: MessageTarget = index === 0 ? this.#client : successorTarget(this.#components[index - 1]!.connection);
     const next = this.#components[index + 1];
-    const down = next && componentTarget(next);
+    const down = next && withDeadline(componentTarget(next), this.#requestTimeoutMs);
     for (const method of ENVELOPES) {
       connection.onRequest(method, (params, responder) => forwardEnvelope(down, params, responder));
       connection.onNotification(method, (params, message) => {
@@ -273,6 +309,7 @@ export class Conductor {
     const clientClosed = this.#client.close();
     const settled = await Promise.all(exits);
     await clientClosed;
+    this.#trace?.close();
     const { component } = outcome;
     if (!component) {
       return { ...outcome, message: outcome.reason === 'client closed' ? 'the client went away' : 'the chain was closed' };
@@ -306,8 +343,8 @@ function componentTarget(component: ChainComponent, upstream?: Connection): Mess
     method === INITIALIZE_METHOD || PROXY_INITIALIZES.includes(method) ? initialize : method;
   const { connection } = component;
   return {
-    sendRequest: (method, params) => {
-      const sent = connection.sendRequest(rename(method), params);
+    sendRequest: (method, params, options) => {
+      const sent = connection.sendRequest(rename(method), params, options);
       if (rename(method) === initialize) watchNegotiation(sent, [connection, ...(upstream ? [upstream] : [])]);
       return sent;
     },

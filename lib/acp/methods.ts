@@ -34,9 +34,14 @@ export const FS_WRITE_TEXT_FILE_METHOD = 'fs/write_text_file';
 
 /** ACP v1's `terminal/*` requests, sent by the agent. */
 export const TERMINAL_METHODS = Object.freeze({
+  /** Starts a command in a new terminal; answered with its `terminalId`. */
   create: 'terminal/create',
+  /** Asks for the output so far (and the exit status, once the command has exited). */
   output: 'terminal/output',
+  /** Answered when the command exits, with its exit code or signal. */
   waitForExit: 'terminal/wait_for_exit',
+  /** Kills the command; the terminal stays until released. */
   kill: 'terminal/kill',
+  /** Kills the command if still running and frees the terminal; its id is then invalid. */
   release: 'terminal/release',
 } as const);

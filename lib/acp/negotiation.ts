@@ -21,7 +21,9 @@ const MAX_PROTOCOL_VERSION = 0xffff;
 
 /** The `data` of a `-32022` error: the version requested and the versions the agent supports. */
 export interface UnsupportedProtocolVersionData {
+  /** The `protocolVersion` the client's `initialize` asked for. */
   requested: number;
+  /** The versions the agent speaks: the client may retry with one of them. */
   supported: number[];
 }
 
@@ -68,7 +70,9 @@ export function selectProtocolVersion(requested: unknown, supported: readonly nu
  * closes it.
  */
 export class UnsupportedProtocolVersionError extends AcpWireError {
+  /** Always `'UnsupportedProtocolVersionError'`. */
   override readonly name = 'UnsupportedProtocolVersionError';
+  /** Always `'ACP_WIRE_UNSUPPORTED_PROTOCOL_VERSION'`: stable, so match on it rather than on the message. */
   readonly code = 'ACP_WIRE_UNSUPPORTED_PROTOCOL_VERSION';
   /**
    * @param offered - the version the client offered

@@ -7,7 +7,7 @@
 import type { Connection } from '../connection';
 import { isParams, type JsonObject, type Params } from '../message';
 import { PROXY_SUCCESSOR_METHOD, isSuccessorEnvelope } from '../protocol';
-import type { SentRequest } from '../sent-request';
+import type { SendRequestOptions, SentRequest } from '../sent-request';
 
 /**
  * The `params` of a `proxy/successor` envelope: the inner message's `method` and `params`, and an
@@ -27,8 +27,8 @@ export interface SuccessorEnvelope {
  * the envelope).
  */
 export interface MessageTarget {
-  /** Sends a request; the returned request is not consumed yet. */
-  sendRequest(method: string, params?: unknown): SentRequest<unknown>;
+  /** Sends a request (with `Connection.sendRequest`'s options); the returned request is not consumed yet. */
+  sendRequest(method: string, params?: unknown, options?: SendRequestOptions): SentRequest<unknown>;
   /** Sends a notification. */
   sendNotification(method: string, params?: unknown): void;
 }
@@ -105,7 +105,7 @@ export function innermostMessage(
  */
 export function successorTarget(connection: Connection): MessageTarget {
   return {
-    sendRequest: (method, params) => connection.sendRequest(PROXY_SUCCESSOR_METHOD, wrapSuccessor(method, params)),
+    sendRequest: (method, params, options) => connection.sendRequest(PROXY_SUCCESSOR_METHOD, wrapSuccessor(method, params), options),
     sendNotification: (method, params) => connection.sendNotification(PROXY_SUCCESSOR_METHOD, wrapSuccessor(method, params)),
   };
 }

@@ -26,19 +26,30 @@ export interface PromptOptions {
 /** How a turn ended: its stop reason, whichever version carried it. */
 export type TurnResult =
   | {
+      /** ACP v1: the turn ended with the `session/prompt` answer. */
       readonly version: 1;
+      /** The `stopReason` of the `session/prompt` answer. */
       readonly stopReason: StopReason;
+      /** Always `undefined`: v1 gives the prompt no message id. */
       readonly messageId: undefined;
       /** The `session/prompt` result. */
       readonly response: V1.PromptResponse;
     }
   | {
+      /** ACP v2: the turn ended with the session's idle `state_update`. */
       readonly version: 2;
+      /** The idle update's `stopReason`; `end_turn` when it gave none. */
       readonly stopReason: StopReason;
       /** The inserted user message. */
       readonly messageId: string;
       /** The idle `state_update` that ended the turn. */
-      readonly idle: Extract<V2.SessionUpdate, { sessionUpdate: 'state_update' }>;
+      readonly idle: Extract<
+        V2.SessionUpdate,
+        {
+          /** Selects the `state_update` variant. */
+          sessionUpdate: 'state_update';
+        }
+      >;
     };
 
 /** What a turn needs from its client. @internal */

@@ -26,7 +26,13 @@ export type SessionUpdateParams = V1.SessionNotification | V2.UpdateSessionNotif
 export type StopReason = V1.StopReason | 'error' | (string & {});
 
 /** The update variants of either version whose `sessionUpdate` is `K`. */
-export type SessionUpdateOf<K extends string> = Extract<SessionUpdate, { sessionUpdate: K }>;
+export type SessionUpdateOf<K extends string> = Extract<
+  SessionUpdate,
+  {
+    /** The variants kept: those whose `sessionUpdate` is `K`. */
+    sessionUpdate: K;
+  }
+>;
 
 /**
  * Whether `update` is of kind `kind`, narrowing it to that variant's type.

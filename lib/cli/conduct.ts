@@ -46,6 +46,8 @@ options:
   --kill-timeout MS    how long a component may take to exit once its stdin is closed, before
                        SIGTERM, then SIGKILL as long again; on stdio, also how long a first
                        SIGINT waits for the client to end by itself (default ${DEFAULT_KILL_TIMEOUT_MS})
+  --request-timeout MS cancel a request forwarded toward the agent that is not answered within
+                       MS, and answer it -32603 {"reason":"request_timeout"} (default 0: never)
   -h, --help           show this text
 
 ACP_WIRE_TOKEN, when set, is the bearer token --listen clients must send, and the one sent to
@@ -64,6 +66,7 @@ interface ConductArgs {
   maxChains: number;
   idleTimeoutMs: number | undefined;
   killTimeoutMs: number;
+  requestTimeoutMs: number | undefined;
   /** `ACP_WIRE_TOKEN`: required from `--listen` clients, sent to URL components. */
   token: string | undefined;
   commands: string[];
@@ -77,6 +80,7 @@ function parseConductArgs(argv: readonly string[]): ConductArgs {
     'max-chains': { type: 'string' },
     'idle-timeout': { type: 'string' },
     'kill-timeout': { type: 'string' },
+    'request-timeout': { type: 'string' },
   });
   const text = (name: string): string | undefined => values[name] as string | undefined;
   if (text('tcp') !== undefined && text('listen') !== undefined) throw new UsageError('give --tcp or --listen, not both');
@@ -90,6 +94,7 @@ function parseConductArgs(argv: readonly string[]): ConductArgs {
     maxChains: optional(text('max-chains'), (value) => parseDecimal('--max-chains', value, 'a number', 1, 65535)) ?? DEFAULT_MAX_CHAINS,
     idleTimeoutMs: optional(text('idle-timeout'), (value) => parseMilliseconds('--idle-timeout', value)),
     killTimeoutMs: optional(text('kill-timeout'), (value) => parseMilliseconds('--kill-timeout', value)) ?? DEFAULT_KILL_TIMEOUT_MS,
+    requestTimeoutMs: optional(text('request-timeout'), (value) => parseMilliseconds('--request-timeout', value)),
     // Read only where it is used: by --listen, and by the URL components.
     token: text('listen') !== undefined || positionals.some(isPeerUrl) ? bearerTokenFromEnvironment() : undefined,
     commands: positionals,
@@ -170,7 +175,13 @@ class ChainRunner {
       await Promise.all([closeUrlComponents(components), openClient().close()]);
       return false;
     }
-    const conductor = new Conductor({ client: openClient(), components, logger, killTimeoutMs: args.killTimeoutMs });
+    const conductor = new Conductor({
+      client: openClient(),
+      components,
+      logger,
+      killTimeoutMs: args.killTimeoutMs,
+      requestTimeoutMs: args.requestTimeoutMs,
+    });
     this.chains.add(conductor);
     const outcome = await conductor.closed;
     this.chains.delete(conductor);
@@ -230,6 +241,7 @@ async function conductOnTcp(runner: ChainRunner): Promise<number> {
       components: args.commands,
       logger,
       killTimeoutMs: args.killTimeoutMs,
+      requestTimeoutMs: args.requestTimeoutMs,
       maxChains: args.maxChains,
       idleTimeoutMs: args.idleTimeoutMs,
       urlOptions: runner.urlOptions,

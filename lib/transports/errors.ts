@@ -29,7 +29,9 @@ export const WebSocketCloseCode = {
  * code, or the TCP connection dropped without a close frame (1006).
  */
 export class WebSocketCloseError extends AcpWireError {
+  /** Always `'WebSocketCloseError'`. */
   override readonly name = 'WebSocketCloseError';
+  /** Always `'ACP_WIRE_WEBSOCKET_CLOSED'`: stable, so match on it rather than on the message. */
   readonly code = 'ACP_WIRE_WEBSOCKET_CLOSED';
   /**
    * @param closeCode - the WebSocket close code
@@ -51,8 +53,11 @@ export class WebSocketCloseError extends AcpWireError {
 
 /** The peer answered no ping and sent nothing within the heartbeat's timeout: it is presumed gone. */
 export class HeartbeatTimeoutError extends AcpWireError {
+  /** Always `'HeartbeatTimeoutError'`. */
   override readonly name = 'HeartbeatTimeoutError';
+  /** Always `'ACP_WIRE_HEARTBEAT_TIMEOUT'`: stable, so match on it rather than on the message. */
   readonly code = 'ACP_WIRE_HEARTBEAT_TIMEOUT';
+  /** @param timeoutMs - the heartbeat's `timeoutMs`: how long after a ping the peer stayed silent */
   constructor(
     readonly timeoutMs: number,
     options?: ErrorOptions,
@@ -67,7 +72,9 @@ export class HeartbeatTimeoutError extends AcpWireError {
  * connection, …), or a response that the protocol does not allow.
  */
 export class HttpStatusError extends AcpWireError {
+  /** Always `'HttpStatusError'`. */
   override readonly name = 'HttpStatusError';
+  /** Always `'ACP_WIRE_HTTP_STATUS'`: stable, so match on it rather than on the message. */
   readonly code = 'ACP_WIRE_HTTP_STATUS';
   /**
    * @param status - the HTTP status code (0 when the response was malformed rather than refused)

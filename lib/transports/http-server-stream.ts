@@ -22,8 +22,11 @@ export interface HttpServerLimits {
 
 /** The client read none of its output within `maxOutputStallMs`; its connection was closed. */
 export class OutputStalledError extends AcpWireError {
+  /** Always `'OutputStalledError'`. */
   override readonly name = 'OutputStalledError';
+  /** Always `'ACP_WIRE_OUTPUT_STALLED'`: stable, so match on it rather than on the message. */
   readonly code = 'ACP_WIRE_OUTPUT_STALLED';
+  /** @param stallMs - the `maxOutputStallMs` limit the client exceeded */
   constructor(
     readonly stallMs: number,
     options?: ErrorOptions,

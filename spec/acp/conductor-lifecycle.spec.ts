@@ -4,7 +4,10 @@
  */
 import { expect } from 'chai';
 import { Conductor, RpcError, type ChildExit } from '../../lib';
-import { PASSTHROUGH_COMMAND, ensureChainBuilt, tappedPair, type TappedPair } from '../helpers/chain';
+import { PASSTHROUGH_COMMAND } from '../helpers/chain';
+import { tappedPair, type TappedPair } from '../helpers/peers';
+import { pidExists } from '../helpers/process-table';
+import { useBuild } from '../helpers/processes';
 
 const MISSING = 'acp-wire-no-such-program --flag';
 
@@ -13,19 +16,9 @@ function notStartedData(component: string, command: string, code: string, progra
   return { reason: 'component_not_started', component, command, code, cause: `spawn ${program} ${code}` };
 }
 
-/** Whether a process with this pid still exists (a zombie counts: the parent has not reaped it). */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe('Conductor lifecycle', function () {
   this.timeout(30000);
-  before(() => ensureChainBuilt());
+  useBuild();
 
   let client: TappedPair;
   beforeEach(() => {
@@ -98,7 +91,7 @@ describe('Conductor lifecycle', function () {
       expect(outcome.reason).to.be.oneOf(['closed locally', 'component ended']);
       const exit = (await agent.exited) as ChildExit;
       expect(exit.signal).to.be.oneOf(['SIGTERM', 'SIGKILL']);
-      expect(isRunning(agent.child!.pid!)).to.equal(false);
+      expect(pidExists(agent.child!.pid!)).to.equal(false);
     });
   });
 

@@ -20,7 +20,10 @@ import {
   type LogLevel,
 } from '../../lib';
 import { serveConformanceAgent } from '../../examples/conformance-agent';
-import { AGENT_COMMAND, CLIENT_INIT, ensureChainBuilt } from '../helpers/chain';
+import { rejectionOf } from '../helpers/async';
+import { AGENT_COMMAND } from '../helpers/chain';
+import { CLIENT_INIT } from '../helpers/conformance-agent';
+import { useBuild } from '../helpers/processes';
 
 async function rawSocket(port: number): Promise<Socket> {
   const socket = createConnection({ host: '127.0.0.1', port });
@@ -30,7 +33,7 @@ async function rawSocket(port: number): Promise<Socket> {
 
 describe('listenConductor()', function () {
   this.timeout(30000);
-  before(() => ensureChainBuilt());
+  useBuild();
 
   let listener: ConductorListener | undefined;
   const sockets: Socket[] = [];
@@ -154,10 +157,7 @@ describe('listenConductor()', function () {
       await blocker.close(); // nothing listens there now: the connection is refused
       await listen({ components: [`tcp://127.0.0.1:${port}`], onChainFailed: (error) => failures.push(error) });
       const talker = await client();
-      const error = await talker.sendRequest('initialize', CLIENT_INIT).then(
-        () => undefined,
-        (rejection: unknown) => rejection,
-      );
+      const error = await rejectionOf(talker.sendRequest('initialize', CLIENT_INIT));
       expect(error).to.be.instanceOf(ConnectionClosedError);
       expect(failures).to.have.length(1);
       expect(failures[0]).to.be.instanceOf(ComponentConnectionError).and.include({ component: 'agent', url: `tcp://127.0.0.1:${port}`, code: 'ACP_WIRE_COMPONENT_CONNECTION' });

@@ -9,8 +9,9 @@ import {
   successorTarget,
   type Responder,
 } from '../../lib';
-import { hasMethod, isResponseTo, twoHops, type TwoHops } from '../helpers/chain';
+import { twoHops, type TwoHops } from '../helpers/chain';
 import { collectGarbage } from '../helpers/events';
+import { hasMethod, isResponseTo } from '../helpers/messages';
 
 const CANCEL = '$/cancel_request';
 

@@ -4,8 +4,10 @@
  */
 import { expect } from 'chai';
 import { InitializeGate, RpcError, type Responder } from '../../lib';
+import { deferred } from '../helpers/async';
 import { collectGarbage } from '../helpers/events';
-import { createRawPeer, deferred, type RawPeer, type WireMessage } from '../helpers/cancellation';
+import type { WireMessage } from '../helpers/messages';
+import { RawPeer } from '../helpers/peers';
 
 const RESULT = { protocolVersion: 2, capabilities: {} };
 
@@ -17,14 +19,14 @@ describe('InitializeGate', () => {
   /** Sends a request and resolves with its response. */
   const call = (method: string, params: object = {}): Promise<WireMessage> => {
     const id = nextId++;
-    peer.write({ jsonrpc: '2.0', id, method, params });
-    return peer.sent.response(id);
+    peer.send({ jsonrpc: '2.0', id, method, params });
+    return peer.out.response(id);
   };
   /** Sends `initialize` with the given test behaviour. */
   const initialize = (test?: string): Promise<WireMessage> => call('initialize', { test });
 
   beforeEach(() => {
-    peer = createRawPeer();
+    peer = new RawPeer();
     gate = new InitializeGate(peer.connection);
     nextId = 1;
     dispatched = deferred();
@@ -65,10 +67,10 @@ describe('InitializeGate', () => {
     });
 
     it('returns to uninitialized when no initialize handler is registered (-32601)', async () => {
-      const bare = createRawPeer();
+      const bare = new RawPeer();
       const bareGate = new InitializeGate(bare.connection);
-      bare.write({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} });
-      expect((await bare.sent.response(1)).error).to.deep.include({ code: -32601 });
+      bare.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} });
+      expect((await bare.out.response(1)).error).to.deep.include({ code: -32601 });
       expect(bareGate.state).to.equal('uninitialized');
       await bare.close();
     });
@@ -127,7 +129,7 @@ describe('InitializeGate', () => {
       const answer = initialize('slow');
       const responder = await slow.promise;
       const aborted = new Promise((resolve) => responder.signal.addEventListener('abort', resolve, { once: true }));
-      peer.write({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 1 } });
+      peer.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 1 } });
       await aborted;
       expect(responder.isCancelled).to.equal(true);
       responder.respondCancelled();
@@ -139,7 +141,7 @@ describe('InitializeGate', () => {
     it('delivers other notifications before initialize as usual', async () => {
       const seen = deferred<unknown>();
       peer.connection.onNotification('session/cancel', (params) => seen.resolve(params));
-      peer.write({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId: 'x' } });
+      peer.send({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId: 'x' } });
       expect(await seen.promise).to.deep.equal({ sessionId: 'x' });
       expect(gate.state).to.equal('uninitialized');
     });
@@ -162,17 +164,17 @@ describe('InitializeGate', () => {
 
   describe('options', () => {
     it('gates on the methods given, and always refuses the `refuse` methods with -32600', async () => {
-      const proxy = createRawPeer();
+      const proxy = new RawPeer();
       const proxyGate = new InitializeGate(proxy.connection, { methods: ['proxy/initialize'], refuse: ['initialize'] });
       proxy.connection.onRequest('proxy/initialize', () => RESULT);
       proxy.connection.onRequest('initialize', () => RESULT);
-      proxy.write({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} });
-      proxy.write({ jsonrpc: '2.0', id: 2, method: 'proxy/initialize', params: {} });
-      expect((await proxy.sent.response(1)).error).to.deep.include({ code: -32600 });
-      expect((await proxy.sent.response(2)).result).to.deep.equal(RESULT);
+      proxy.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} });
+      proxy.send({ jsonrpc: '2.0', id: 2, method: 'proxy/initialize', params: {} });
+      expect((await proxy.out.response(1)).error).to.deep.include({ code: -32600 });
+      expect((await proxy.out.response(2)).result).to.deep.equal(RESULT);
       expect(proxyGate.state).to.equal('ready');
-      proxy.write({ jsonrpc: '2.0', id: 3, method: 'initialize', params: {} });
-      expect((await proxy.sent.response(3)).error).to.deep.include({ code: -32600 });
+      proxy.send({ jsonrpc: '2.0', id: 3, method: 'initialize', params: {} });
+      expect((await proxy.out.response(3)).error).to.deep.include({ code: -32600 });
       await proxy.close();
     });
 

@@ -12,7 +12,8 @@ import {
   type RequestId,
   type Responder,
 } from '../../lib';
-import { hasMethod, isResponseTo, tappedPair, type TappedPair } from '../helpers/chain';
+import { hasMethod, isResponseTo } from '../helpers/messages';
+import { tappedPair, type TappedPair } from '../helpers/peers';
 
 /** What the successor (behind the test's conductor connection) does with each unwrapped request. */
 type Successor = Record<string, (params: any, responder: Responder) => unknown>;
@@ -198,7 +199,7 @@ describe('ProxyComponent', () => {
       sent.cancel();
       expect(await sent.then(undefined, (e: unknown) => e)).to.include({ code: -32800 });
       expect(await cancelsFromProxy(pair, conductor)).to.deep.equal([]);
-      expect(pair.fromRight.matching((line) => line.includes('"method":"work"'))).to.deep.equal([]);
+      expect(pair.fromRight.matching((_, line) => line.includes('"method":"work"'))).to.deep.equal([]);
     });
 
     it('propagates it with forwardResponseTo: one plain cancel naming the envelope id; the successor answer flows back', async () => {
@@ -290,7 +291,7 @@ describe('ProxyComponent', () => {
       expect(await cancelsFromProxy(pair, conductor)).to.deep.equal([
         `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${JSON.stringify(envelope.id)}}}`,
       ]);
-      expect(pair.fromRight.matching((line) => line.includes('"method":"proxy/successor","params":{"method":"$/cancel_request"'))).to.deep.equal([]);
+      expect(pair.fromRight.matching((_, line) => line.includes('"method":"proxy/successor","params":{"method":"$/cancel_request"'))).to.deep.equal([]);
     });
   });
 });

@@ -8,7 +8,8 @@ import {
   wrapSuccessor,
   type Responder,
 } from '../../lib';
-import { hasMethod, isResponseTo, tappedPair, type TappedPair } from '../helpers/chain';
+import { hasMethod, isResponseTo } from '../helpers/messages';
+import { tappedPair, type TappedPair } from '../helpers/peers';
 
 describe('successor envelope', () => {
   describe('wrapSuccessor()', () => {

@@ -4,17 +4,11 @@
  */
 import { expect } from 'chai';
 import { RequestDetachedError, type Connection, type Responder } from '../../lib';
+import { serveOverTcp, startWireAgent, type WireEndpoint } from '../helpers/cancellation';
 import { collectGarbage } from '../helpers/events';
-import {
-  createTappedPair,
-  isCancelFor,
-  isResponse,
-  sameId,
-  serveOverTcp,
-  startWireAgent,
-  type TappedPair,
-  type WireEndpoint,
-} from '../helpers/cancellation';
+import { isCancelFor, isResponse, sameId } from '../helpers/messages';
+import { tappedPair, type TappedPair } from '../helpers/peers';
+import { useBuild } from '../helpers/processes';
 
 /** Sends a request, keeps nothing of it but the detach, so it can be collected. */
 function sendDetached(client: Connection, method: string): void {
@@ -28,6 +22,7 @@ function sendAndDrop(client: Connection, method: string): void {
 
 describe('Request cancellation: Interoperability', () => {
   describe('over the wire', () => {
+    useBuild();
     let endpoint: WireEndpoint | undefined;
     afterEach(async () => {
       await endpoint?.close();
@@ -42,7 +37,7 @@ describe('Request cancellation: Interoperability', () => {
       agent.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 'never-sent' } });
       const answer = await agent.call('_test/echo', { still: 'working' });
       expect(answer.result).to.deep.equal({ still: 'working' });
-      expect(agent.received.count(isResponse)).to.equal(2); // initialize and the echo
+      expect(agent.received.matching(isResponse).length).to.equal(2); // initialize and the echo
     });
 
     it('ignores unhandled notifications instead of rejecting them with a method-not-found error', async () => {
@@ -73,15 +68,15 @@ describe('Request cancellation: Interoperability', () => {
       const agent = await startWireAgent();
       endpoint = agent;
       const call = agent.call('_test/callClient', { method: 'client/slow', params: { n: 1 }, drop: true });
-      const request = await agent.received.waitFor((m) => m.method === 'client/slow');
-      const cancel = await agent.received.waitFor((m) => isCancelFor(m, request.id));
+      const request = await agent.received.findMessage((m) => m.method === 'client/slow');
+      const cancel = await agent.received.findMessage(isCancelFor(request.id));
       expect(agent.received.lineOf(cancel)).to.equal(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${JSON.stringify(request.id)}}}`);
       expect((await call).result).to.deep.equal({ dropped: true });
       // The peer still answers; the late answer is harmless and nothing more is sent for it.
       agent.send({ jsonrpc: '2.0', id: request.id, error: { code: -32800, message: 'Request cancelled' } });
       await agent.call('_test/gc');
       await agent.call('_test/echo', { barrier: true });
-      expect(agent.received.count((m) => isCancelFor(m, request.id))).to.equal(1);
+      expect(agent.received.matching(isCancelFor(request.id)).length).to.equal(1);
     });
   });
 
@@ -89,57 +84,57 @@ describe('Request cancellation: Interoperability', () => {
     let pair: TappedPair;
     let held: Responder[];
     beforeEach(() => {
-      pair = createTappedPair();
+      pair = tappedPair();
       held = [];
-      pair.agent.onRequest('work', (_params, responder) => void held.push(responder));
+      pair.right.onRequest('work', (_params, responder) => void held.push(responder));
     });
     afterEach(async () => {
       await pair.close();
     });
 
     it('keeps a detached request running on the peer: dropping it sends no cancel, and the peer finishes it', async () => {
-      sendDetached(pair.client, 'work');
-      sendAndDrop(pair.client, 'work');
-      const requests = await Promise.all([1, 2].map((id) => pair.toAgent.waitFor((m) => m.method === 'work' && sameId(m.id, id))));
+      sendDetached(pair.left, 'work');
+      sendAndDrop(pair.left, 'work');
+      const requests = await Promise.all([1, 2].map((id) => pair.fromLeft.findMessage((m) => m.method === 'work' && sameId(m.id, id))));
       await collectGarbage();
       // The control (request 2) is cancelled on drop; the detached request 1 is not.
-      await pair.toAgent.waitFor((m) => isCancelFor(m, 2));
-      expect(pair.toAgent.count((m) => isCancelFor(m, 1))).to.equal(0);
+      await pair.fromLeft.findMessage(isCancelFor(2));
+      expect(pair.fromLeft.matching(isCancelFor(1)).length).to.equal(0);
       expect(held[0]!.isCancelled).to.equal(false);
       held[0]!.respond({ finished: true });
-      await pair.toClient.response(requests[0]!.id!);
+      await pair.fromRight.response(requests[0]!.id!);
       held[1]!.respondCancelled();
     });
 
     it('discards the eventual response of a detached request without a warning; an await already waiting rejects at once', async () => {
       const warnings: unknown[] = [];
-      pair.client.on('warning', (warning) => warnings.push(warning));
-      const sent = pair.client.sendRequest('work');
+      pair.left.on('warning', (warning) => warnings.push(warning));
+      const sent = pair.left.sendRequest('work');
       const waiting = sent.then(
         () => 'resolved',
         (error: unknown) => error,
       );
       sent.detach();
       expect(await waiting).to.be.instanceOf(RequestDetachedError).and.include({ code: 'ACP_WIRE_REQUEST_DETACHED', method: 'work' });
-      await pair.toAgent.waitFor((m) => m.method === 'work');
+      await pair.fromLeft.findMessage((m) => m.method === 'work');
       held[0]!.respond({ ignored: true });
-      await pair.toClient.response(sent.id);
-      await pair.client.sendNotification('after', {});
-      await pair.toAgent.waitFor((m) => m.method === 'after');
+      await pair.fromRight.response(sent.id);
+      await pair.left.sendNotification('after', {});
+      await pair.fromLeft.findMessage((m) => m.method === 'after');
       expect(sent.isSettled).to.equal(true);
       expect(warnings).to.deep.equal([]);
-      expect(pair.client.pendingCount).to.equal(0);
+      expect(pair.left.pendingCount).to.equal(0);
     });
 
     it('still expects the peer to answer a detached request (it stays pending until then); a notification expects nothing', async () => {
-      const sent = pair.client.sendRequest('work');
+      const sent = pair.left.sendRequest('work');
       sent.detach();
-      pair.client.sendNotification('fire-and-forget', { n: 1 });
-      await pair.toAgent.waitFor((m) => m.method === 'fire-and-forget');
-      expect(pair.client.pendingCount).to.equal(1);
+      pair.left.sendNotification('fire-and-forget', { n: 1 });
+      await pair.fromLeft.findMessage((m) => m.method === 'fire-and-forget');
+      expect(pair.left.pendingCount).to.equal(1);
       held[0]!.respond(null);
-      await pair.toClient.response(sent.id);
-      expect(pair.client.pendingCount).to.equal(0);
+      await pair.fromRight.response(sent.id);
+      expect(pair.left.pendingCount).to.equal(0);
     });
   });
 });

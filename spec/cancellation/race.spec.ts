@@ -9,7 +9,10 @@
 import { expect } from 'chai';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { RpcError, type Connection, type Responder } from '../../lib';
-import { createTappedPair, isCancelFor, isResponse, seededRandom, type LineTap, type WireMessage } from '../helpers/cancellation';
+import type { LineReader } from '../helpers/lines';
+import { isCancelFor, isResponse, type WireMessage } from '../helpers/messages';
+import { tappedPair } from '../helpers/peers';
+import { seededRandom } from '../helpers/random';
 
 const REQUESTS_PER_SIDE = 5_000;
 const BATCH = 250;
@@ -115,7 +118,7 @@ async function sendMany(connection: Connection, seed: number, count: number): Pr
 }
 
 /** Counts, per request id, the lines of one kind on a tap. */
-function countById(tap: LineTap, predicate: (m: WireMessage) => boolean, key: (m: WireMessage) => unknown): Map<unknown, number> {
+function countById(tap: LineReader, predicate: (m: WireMessage) => boolean, key: (m: WireMessage) => unknown): Map<unknown, number> {
   const counts = new Map<unknown, number>();
   for (const message of tap.messages) {
     if (!predicate(message)) continue;
@@ -126,9 +129,9 @@ function countById(tap: LineTap, predicate: (m: WireMessage) => boolean, key: (m
 }
 
 /** Checks one direction: `records` were sent on `requests` (with their cancels) and answered on `responses`. */
-function checkDirection(records: Sent[], requests: LineTap, responses: LineTap): void {
+function checkDirection(records: Sent[], requests: LineReader, responses: LineReader): void {
   const requestLines = countById(requests, (m) => m.method === 'race', (m) => m.id);
-  const cancelLines = countById(requests, (m) => isCancelFor(m), (m) => (m.params as { requestId: unknown }).requestId);
+  const cancelLines = countById(requests, isCancelFor(), (m) => (m.params as { requestId: unknown }).requestId);
   const responseLines = countById(responses, (m) => isResponse(m), (m) => m.id);
   expect(requestLines.size).to.equal(records.length);
   expect([...cancelLines.keys()].filter((id) => !requestLines.has(id))).to.deep.equal([]);
@@ -144,7 +147,7 @@ function checkDirection(records: Sent[], requests: LineTap, responses: LineTap):
 }
 
 /** The kinds of answers on the taps: `result`, `partial`, or an error code. */
-function answerKinds(taps: LineTap[]): unknown[] {
+function answerKinds(taps: LineReader[]): unknown[] {
   const kinds = new Set<unknown>();
   for (const tap of taps) {
     for (const m of tap.messages.filter(isResponse)) {
@@ -158,23 +161,23 @@ function answerKinds(taps: LineTap[]): unknown[] {
 describe('Cancellation race', () => {
   it(`answers each of ${2 * REQUESTS_PER_SIDE} requests exactly once, with at most one cancel each and none after settlement, under random cancels from both sides`, async function () {
     this.timeout(60_000);
-    const pair = createTappedPair();
-    serveRace(pair.client);
-    serveRace(pair.agent);
+    const pair = tappedPair();
+    serveRace(pair.left);
+    serveRace(pair.right);
     const [fromClient, fromAgent] = await Promise.all([
-      sendMany(pair.client, SEED, REQUESTS_PER_SIDE),
-      sendMany(pair.agent, SEED + 1, REQUESTS_PER_SIDE),
+      sendMany(pair.left, SEED, REQUESTS_PER_SIDE),
+      sendMany(pair.right, SEED + 1, REQUESTS_PER_SIDE),
     ]);
     // Every answer has been routed; let the last queued lines (late cancels) reach the taps.
     await nextTurn();
     await nextTurn();
     await pair.close();
-    checkDirection(fromClient, pair.toAgent, pair.toClient);
-    checkDirection(fromAgent, pair.toClient, pair.toAgent);
+    checkDirection(fromClient, pair.fromLeft, pair.fromRight);
+    checkDirection(fromAgent, pair.fromRight, pair.fromLeft);
     // The mix really happened: cancels were sent, late attempts were made, every kind of answer went out.
-    const cancels = pair.toAgent.count((m) => isCancelFor(m)) + pair.toClient.count((m) => isCancelFor(m));
+    const cancels = pair.fromLeft.matching(isCancelFor()).length + pair.fromRight.matching(isCancelFor()).length;
     expect(cancels).to.be.above(REQUESTS_PER_SIDE / 2);
     expect([...fromClient, ...fromAgent].some((r) => r.attempts.some((a) => a.wasSettled))).to.equal(true);
-    expect(answerKinds([pair.toAgent, pair.toClient])).to.include.members(['result', 'partial', -32800, -32603, -32001]);
+    expect(answerKinds([pair.fromLeft, pair.fromRight])).to.include.members(['result', 'partial', -32800, -32603, -32001]);
   });
 });

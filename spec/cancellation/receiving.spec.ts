@@ -4,7 +4,9 @@
  */
 import { expect } from 'chai';
 import { ConnectionClosedError, ErrorCode, RpcError, type NotificationMessage, type Responder } from '../../lib';
-import { CANCELLED_ERROR, createRawPeer, deferred, isResponse, type RawPeer } from '../helpers/cancellation';
+import { deferred } from '../helpers/async';
+import { CANCELLED_ERROR, isResponse } from '../helpers/messages';
+import { RawPeer } from '../helpers/peers';
 
 /** Registers `method` with a handler that keeps its responder and hands it to the test. */
 function holdRequests(peer: RawPeer, method: string): Responder[] {
@@ -19,14 +21,14 @@ function cancelLine(requestId: unknown): object {
 
 /** Waits until everything written before it has been processed and answered. */
 async function barrier(peer: RawPeer, id: string): Promise<void> {
-  peer.write({ jsonrpc: '2.0', id, method: '$/no-such-method' });
-  await peer.sent.response(id);
+  peer.send({ jsonrpc: '2.0', id, method: '$/no-such-method' });
+  await peer.out.response(id);
 }
 
 describe('Receiving $/cancel_request', () => {
   let peer: RawPeer;
   beforeEach(() => {
-    peer = createRawPeer();
+    peer = new RawPeer();
   });
   afterEach(async () => {
     await peer.close();
@@ -37,8 +39,8 @@ describe('Receiving $/cancel_request', () => {
       const held = holdRequests(peer, 'work');
       const observed = deferred<boolean>();
       peer.connection.onNotification('$/cancel_request', () => observed.resolve(held[0]!.isCancelled));
-      peer.write({ jsonrpc: '2.0', id: 1, method: 'work' });
-      peer.write(cancelLine(1));
+      peer.send({ jsonrpc: '2.0', id: 1, method: 'work' });
+      peer.send(cancelLine(1));
       expect(await observed.promise).to.equal(true);
       held[0]!.respondCancelled();
     });
@@ -50,8 +52,8 @@ describe('Receiving $/cancel_request', () => {
         held.push(responder);
         responder.signal.addEventListener('abort', () => aborted.resolve(responder.signal.reason), { once: true });
       });
-      peer.write({ jsonrpc: '2.0', id: 'w', method: 'watch' });
-      peer.write(cancelLine('w'));
+      peer.send({ jsonrpc: '2.0', id: 'w', method: 'watch' });
+      peer.send(cancelLine('w'));
       const reason = await aborted.promise;
       expect(reason).to.be.instanceOf(RpcError).and.include({ code: ErrorCode.RequestCancelled });
       held[0]!.respondCancelled();
@@ -59,8 +61,8 @@ describe('Receiving $/cancel_request', () => {
 
     it('returns an aborted responder.signal when it is first read after the cancel arrived (regression, issue 3)', async () => {
       const held = holdRequests(peer, 'work');
-      peer.write({ jsonrpc: '2.0', id: 3, method: 'work' });
-      peer.write(cancelLine(3));
+      peer.send({ jsonrpc: '2.0', id: 3, method: 'work' });
+      peer.send(cancelLine(3));
       await barrier(peer, 'b');
       const signal = held[0]!.signal;
       expect(signal.aborted).to.equal(true);
@@ -70,7 +72,7 @@ describe('Receiving $/cancel_request', () => {
 
     it('returns an aborted responder.signal when it is first read after the connection closed (regression, issue 3)', async () => {
       const held = holdRequests(peer, 'work');
-      peer.write({ jsonrpc: '2.0', id: 4, method: 'work' });
+      peer.send({ jsonrpc: '2.0', id: 4, method: 'work' });
       await barrier(peer, 'b');
       await peer.close();
       expect(held[0]!.signal.aborted).to.equal(true);
@@ -79,11 +81,11 @@ describe('Receiving $/cancel_request', () => {
 
     it('matches the request id by JSON value and type: cancelling "1" leaves request 1 alone', async () => {
       const held = holdRequests(peer, 'work');
-      peer.write({ jsonrpc: '2.0', id: 1, method: 'work' });
-      peer.write(cancelLine('1'));
+      peer.send({ jsonrpc: '2.0', id: 1, method: 'work' });
+      peer.send(cancelLine('1'));
       await barrier(peer, 'b1');
       expect(held[0]!.isCancelled).to.equal(false);
-      peer.write(cancelLine(1.0));
+      peer.send(cancelLine(1.0));
       await barrier(peer, 'b2');
       expect(held[0]!.isCancelled).to.equal(true);
       held[0]!.respond('done');
@@ -91,8 +93,8 @@ describe('Receiving $/cancel_request', () => {
 
     it('honours a $/cancel_request wrapped in a proxy/successor envelope the same way', async () => {
       const held = holdRequests(peer, 'work');
-      peer.write({ jsonrpc: '2.0', id: 7, method: 'work' });
-      peer.write({ jsonrpc: '2.0', method: 'proxy/successor', params: { method: '$/cancel_request', params: { requestId: 7 } } });
+      peer.send({ jsonrpc: '2.0', id: 7, method: 'work' });
+      peer.send({ jsonrpc: '2.0', method: 'proxy/successor', params: { method: '$/cancel_request', params: { requestId: 7 } } });
       await barrier(peer, 'b');
       expect(held[0]!.isCancelled).to.equal(true);
       expect(held[0]!.signal.aborted).to.equal(true);
@@ -101,8 +103,8 @@ describe('Receiving $/cancel_request', () => {
 
     it('honours a $/cancel_request wrapped in the legacy _proxy/successor envelope', async () => {
       const held = holdRequests(peer, 'work');
-      peer.write({ jsonrpc: '2.0', id: 8, method: 'work' });
-      peer.write({ jsonrpc: '2.0', method: '_proxy/successor', params: { method: '$/cancel_request', params: { requestId: 8 } } });
+      peer.send({ jsonrpc: '2.0', id: 8, method: 'work' });
+      peer.send({ jsonrpc: '2.0', method: '_proxy/successor', params: { method: '$/cancel_request', params: { requestId: 8 } } });
       await barrier(peer, 'b');
       expect(held[0]!.isCancelled).to.equal(true);
       held[0]!.respondCancelled();
@@ -112,12 +114,12 @@ describe('Receiving $/cancel_request', () => {
   describe('#respondCancelled()', () => {
     it('sends exactly {"code":-32800,"message":"Request cancelled"} for the request id', async () => {
       const held = holdRequests(peer, 'work');
-      peer.write({ jsonrpc: '2.0', id: 'x-1', method: 'work' });
-      peer.write(cancelLine('x-1'));
+      peer.send({ jsonrpc: '2.0', id: 'x-1', method: 'work' });
+      peer.send(cancelLine('x-1'));
       await barrier(peer, 'b');
       held[0]!.respondCancelled();
-      const answer = await peer.sent.response('x-1');
-      expect(peer.sent.lineOf(answer)).to.equal(`{"jsonrpc":"2.0","id":"x-1","error":${CANCELLED_ERROR}}`);
+      const answer = await peer.out.response('x-1');
+      expect(peer.out.lineOf(answer)).to.equal(`{"jsonrpc":"2.0","id":"x-1","error":${CANCELLED_ERROR}}`);
     });
   });
 
@@ -125,7 +127,7 @@ describe('Receiving $/cancel_request', () => {
     it('delivers the raw $/cancel_request notification to a user handler registered for it', async () => {
       const seen = deferred<[unknown, NotificationMessage]>();
       peer.connection.onNotification('$/cancel_request', (params, message) => seen.resolve([params, message]));
-      peer.write(cancelLine('unknown-id'));
+      peer.send(cancelLine('unknown-id'));
       const [params, message] = await seen.promise;
       expect(params).to.deep.equal({ requestId: 'unknown-id' });
       expect(message).to.deep.equal({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 'unknown-id' } });
@@ -134,17 +136,17 @@ describe('Receiving $/cancel_request', () => {
     it('delivers a malformed $/cancel_request to the user handler too, and still never answers it', async () => {
       const seen = deferred<unknown>();
       peer.connection.onAnyNotification((params) => seen.resolve(params));
-      peer.write(cancelLine({ not: 'an id' }));
+      peer.send(cancelLine({ not: 'an id' }));
       expect(await seen.promise).to.deep.equal({ requestId: { not: 'an id' } });
       await barrier(peer, 'b');
-      expect(peer.sent.count(isResponse)).to.equal(1);
+      expect(peer.out.matching(isResponse).length).to.equal(1);
     });
 
     it('ignores an unhandled $/-prefixed notification without a reply', async () => {
-      peer.write({ jsonrpc: '2.0', method: '$/progress', params: { token: 1 } });
-      peer.write({ jsonrpc: '2.0', method: '$/setTrace', params: { value: 'off' } });
+      peer.send({ jsonrpc: '2.0', method: '$/progress', params: { token: 1 } });
+      peer.send({ jsonrpc: '2.0', method: '$/setTrace', params: { value: 'off' } });
       await barrier(peer, 'b');
-      expect(peer.sent.lines).to.have.length(1);
+      expect(peer.out.lines).to.have.length(1);
     });
   });
 });

@@ -4,18 +4,11 @@
  */
 import { expect } from 'chai';
 import type { Responder } from '../../lib';
-import {
-  CANCELLED_ERROR,
-  captureLogger,
-  createRawPeer,
-  deferred,
-  isResponse,
-  sameId,
-  serveOverTcp,
-  startWireAgent,
-  type WireEndpoint,
-  type WireMessage,
-} from '../helpers/cancellation';
+import { deferred } from '../helpers/async';
+import { captureLogger, serveOverTcp, startWireAgent, type WireEndpoint } from '../helpers/cancellation';
+import { CANCELLED_ERROR, isResponse, sameId, type WireMessage } from '../helpers/messages';
+import { RawPeer } from '../helpers/peers';
+import { useBuild } from '../helpers/processes';
 
 type WireAgent = Awaited<ReturnType<typeof startWireAgent>>;
 
@@ -37,6 +30,7 @@ function responsesTo(endpoint: WireEndpoint, id: string): WireMessage[] {
 
 describe('Request cancellation: Semantics', () => {
   describe('over child-process stdio (the wire agent)', () => {
+    useBuild();
     let agent: WireAgent;
     before(async () => {
       agent = await startWireAgent();
@@ -108,7 +102,7 @@ describe('Request cancellation: Semantics', () => {
       for (const params of [{ requestId: { id } }, { requestId: [id] }, { requestId: true }, {}, [id]]) {
         agent.send({ jsonrpc: '2.0', method: '$/cancel_request', params });
       }
-      agent.send('{"jsonrpc":"2.0","method":"$/cancel_request"}\n');
+      agent.send('{"jsonrpc":"2.0","method":"$/cancel_request"}');
       const barrier = await agent.call('_test/echo', { barrier: 'malformed' });
       expect(agent.received.lines.slice(before)).to.deep.equal([agent.received.lineOf(barrier)]);
       cancel(agent, id);
@@ -145,10 +139,10 @@ describe('Request cancellation: Semantics', () => {
   describe('in memory (the log record)', () => {
     it('logs a $/cancel_request with malformed params through the connection logger', async () => {
       const logger = captureLogger();
-      const peer = createRawPeer({ logger });
-      peer.write({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: { nested: 1 } } });
-      peer.write({ jsonrpc: '2.0', id: 'b', method: 'never-registered' });
-      await peer.sent.response('b');
+      const peer = new RawPeer({ logger });
+      peer.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: { nested: 1 } } });
+      peer.send({ jsonrpc: '2.0', id: 'b', method: 'never-registered' });
+      await peer.out.response('b');
       const record = logger.records.find((r) => r.message.includes('$/cancel_request'));
       expect(record?.level).to.equal('warn');
       expect(record?.message).to.include('malformed').and.include('{"requestId":{"nested":1}}');

@@ -5,8 +5,11 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { RpcError, type Connection, type RequestCancellationHandle, type Responder, type SentRequest } from '../../lib';
+import { rejectionOf } from '../helpers/async';
+import { useWorkPair } from '../helpers/cancellation';
 import { collectGarbage } from '../helpers/events';
-import { createRawPeer, createTappedPair, isCancelFor, rejectionOf, type TappedPair, useWorkPair } from '../helpers/cancellation';
+import { isCancelFor } from '../helpers/messages';
+import { RawPeer, tappedPair, type TappedPair } from '../helpers/peers';
 
 /** Sends `work` and lets go of it unconsumed. */
 function dropUnconsumed(client: Connection): void {
@@ -30,14 +33,14 @@ describe('SentRequest', () => {
 
   describe('awaiting', () => {
     it('resolves with the result of the answer', async () => {
-      const sent = work.pair.client.sendRequest('work', { a: 1 });
+      const sent = work.pair.left.sendRequest('work', { a: 1 });
       await received(1);
       work.held[0]!.respond({ ok: [1, 2] });
       expect(await sent).to.deep.equal({ ok: [1, 2] });
     });
 
     it("rejects with an RpcError carrying the error answer's code, message and data", async () => {
-      const sent = work.pair.client.sendRequest('work');
+      const sent = work.pair.left.sendRequest('work');
       await received(1);
       work.held[0]!.respondWithError({ code: -32042, message: 'nope', data: { why: 'test' } });
       const error = await rejectionOf(sent);
@@ -48,29 +51,29 @@ describe('SentRequest', () => {
 
   describe('#cancel()', () => {
     it('writes exactly one $/cancel_request for its id, and the data answer is still delivered', async () => {
-      const sent = work.pair.client.sendRequest<string>('work');
+      const sent = work.pair.left.sendRequest<string>('work');
       await received(1);
       sent.cancel();
       sent.cancel();
-      const line = await work.pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
-      expect(work.pair.toAgent.lineOf(line)).to.equal(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${sent.id}}}`);
+      const line = await work.pair.fromLeft.findMessage(isCancelFor(sent.id));
+      expect(work.pair.fromLeft.lineOf(line)).to.equal(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${sent.id}}}`);
       work.held[0]!.respond('finished anyway');
       expect(await sent).to.equal('finished anyway');
       expect(cancelsFor(sent.id)).to.equal(1);
     });
 
     it('delivers a -32800 answer as a rejection with RpcError -32800', async () => {
-      const sent = work.pair.client.sendRequest('work');
+      const sent = work.pair.left.sendRequest('work');
       await received(1);
       sent.cancel();
-      await work.pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
+      await work.pair.fromLeft.findMessage(isCancelFor(sent.id));
       work.held[0]!.respondCancelled();
       expect(await rejectionOf(sent)).to.be.instanceOf(RpcError).and.include({ code: -32800 });
     });
 
     it('returns true only for the call that enqueued the cancel', async () => {
-      const sent = work.pair.client.sendRequest('work');
-      const other = work.pair.client.sendRequest('work');
+      const sent = work.pair.left.sendRequest('work');
+      const other = work.pair.left.sendRequest('work');
       await received(2);
       expect([sent.cancel(), sent.cancel(), sent.cancellationHandle().cancel()]).to.deep.equal([true, false, false]);
       work.held[1]!.respond(null);
@@ -83,10 +86,10 @@ describe('SentRequest', () => {
 
   describe('dropping it (garbage collection)', () => {
     it('sends exactly one $/cancel_request when an unconsumed SentRequest is dropped', async () => {
-      dropUnconsumed(work.pair.client);
+      dropUnconsumed(work.pair.left);
       await received(1);
       await collectGarbage();
-      await work.pair.toAgent.waitFor((m) => isCancelFor(m, 1));
+      await work.pair.fromLeft.findMessage(isCancelFor(1));
       await collectGarbage();
       await barrier();
       expect(cancelsFor(1)).to.equal(1);
@@ -95,25 +98,25 @@ describe('SentRequest', () => {
     });
 
     it('sends no cancel when the response was routed before the drop', async () => {
-      dropUnconsumed(work.pair.client);
-      dropUnconsumed(work.pair.client);
+      dropUnconsumed(work.pair.left);
+      dropUnconsumed(work.pair.left);
       await received(2);
       work.held[0]!.respond('routed first');
-      await work.pair.toClient.response(1);
+      await work.pair.fromRight.response(1);
       await collectGarbage();
       // The control, request 2, was still pending: it is cancelled.
-      await work.pair.toAgent.waitFor((m) => isCancelFor(m, 2));
+      await work.pair.fromLeft.findMessage(isCancelFor(2));
       await barrier();
       expect(cancelsFor(1)).to.equal(0);
       work.held[1]!.respondCancelled();
     });
 
     it('sends no cancel when an awaited SentRequest is collected while still pending', async () => {
-      const awaited = awaitAndDrop(work.pair.client);
-      dropUnconsumed(work.pair.client);
+      const awaited = awaitAndDrop(work.pair.left);
+      dropUnconsumed(work.pair.left);
       await received(2);
       await collectGarbage();
-      await work.pair.toAgent.waitFor((m) => isCancelFor(m, 2));
+      await work.pair.fromLeft.findMessage(isCancelFor(2));
       await barrier();
       expect(cancelsFor(1)).to.equal(0);
       work.held[0]!.respond('still awaited');
@@ -124,30 +127,30 @@ describe('SentRequest', () => {
 
   describe('#forwardResponseTo()', () => {
     it('re-issues an upstream cancel downstream exactly once, with the downstream id, and forwards the answer back', async () => {
-      const upstream = createRawPeer();
-      await work.pair.client.sendRequest('echo', [0]); // makes the downstream id differ from the upstream one
+      const upstream = new RawPeer();
+      await work.pair.left.sendRequest('echo', [0]); // makes the downstream id differ from the upstream one
       upstream.connection.onRequest('proxied', (_params, responder) => {
-        work.pair.client.sendRequest('work').forwardResponseTo(responder);
+        work.pair.left.sendRequest('work').forwardResponseTo(responder);
       });
-      upstream.write({ jsonrpc: '2.0', id: 'up-1', method: 'proxied' });
+      upstream.send({ jsonrpc: '2.0', id: 'up-1', method: 'proxied' });
       await received(1);
-      for (let i = 0; i < 3; i++) upstream.write({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 'up-1' } });
-      await work.pair.toAgent.waitFor((m) => isCancelFor(m, 2));
+      for (let i = 0; i < 3; i++) upstream.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 'up-1' } });
+      await work.pair.fromLeft.findMessage(isCancelFor(2));
       await barrier();
-      expect(work.pair.toAgent.count((m) => isCancelFor(m))).to.equal(1);
+      expect(work.pair.fromLeft.matching(isCancelFor()).length).to.equal(1);
       work.held[0]!.respondCancelled();
-      const answer = await upstream.sent.response('up-1');
-      expect(upstream.sent.lineOf(answer)).to.equal('{"jsonrpc":"2.0","id":"up-1","error":{"code":-32800,"message":"Request cancelled"}}');
+      const answer = await upstream.out.response('up-1');
+      expect(upstream.out.lineOf(answer)).to.equal('{"jsonrpc":"2.0","id":"up-1","error":{"code":-32800,"message":"Request cancelled"}}');
       await upstream.close();
     });
   });
 
   describe('#forwardCancellationFrom()', () => {
     it('cancels at once, and once, when given an AbortSignal that is already aborted', async () => {
-      const sent = work.pair.client.sendRequest('work');
+      const sent = work.pair.left.sendRequest('work');
       sent.forwardCancellationFrom(AbortSignal.abort());
       expect(sent.cancel()).to.equal(false);
-      await work.pair.toAgent.waitFor((m) => isCancelFor(m, sent.id));
+      await work.pair.fromLeft.findMessage(isCancelFor(sent.id));
       await received(1);
       work.held[0]!.respondCancelled();
       await rejectionOf(sent);
@@ -162,8 +165,8 @@ describe('SentRequest', () => {
     it('sends at most one, and exactly one iff asked before settlement, whatever mix of cancel(), handles, signal, forwarded cancel and drop', async () => {
       await fc.assert(
         fc.asyncProperty(fc.shuffledSubarray(steps), async (order) => {
-          const run = createTappedPair();
-          const upstream = createRawPeer();
+          const run = tappedPair();
+          const upstream = new RawPeer();
           try {
             const outcome = await runMix(run, upstream, order);
             const settleAt = order.indexOf('settle');
@@ -182,15 +185,15 @@ describe('SentRequest', () => {
 
 describe('Connection#prepareRequest()', () => {
   it('sends nothing until send(), then publishes once; a second send() throws', async () => {
-    const pair = createTappedPair();
-    pair.agent.onRequest('work', () => 'done');
-    const prepared = pair.client.prepareRequest('work', { n: 1 });
-    await pair.client.sendRequest('work');
-    expect(pair.toAgent.count((m) => m.method === 'work')).to.equal(1);
+    const pair = tappedPair();
+    pair.right.onRequest('work', () => 'done');
+    const prepared = pair.left.prepareRequest('work', { n: 1 });
+    await pair.left.sendRequest('work');
+    expect(pair.fromLeft.matching((m) => m.method === 'work').length).to.equal(1);
     const sent = prepared.send();
     expect(await sent).to.equal('done');
     expect(() => prepared.send()).to.throw(Error, 'already sent');
-    expect(pair.toAgent.count((m) => m.method === 'work')).to.equal(2);
+    expect(pair.fromLeft.matching((m) => m.method === 'work').length).to.equal(2);
     await pair.close();
   });
 });
@@ -198,36 +201,36 @@ describe('Connection#prepareRequest()', () => {
 /** Runs one mix of cancellation triggers against one request; returns the cancel lines and `true` returns. */
 async function runMix(
   run: TappedPair,
-  upstream: ReturnType<typeof createRawPeer>,
+  upstream: RawPeer,
   order: readonly string[],
 ): Promise<{ lines: number; trues: number }> {
   const held: Responder[] = [];
   const upHeld: Responder[] = [];
-  run.agent.onRequest('work', (_params, responder) => void held.push(responder));
-  run.agent.onRequest('echo', (params) => params);
+  run.right.onRequest('work', (_params, responder) => void held.push(responder));
+  run.right.onRequest('echo', (params) => params);
   upstream.connection.onRequest('up', (_params, responder) => void upHeld.push(responder));
-  upstream.write({ jsonrpc: '2.0', id: 1, method: 'up' });
+  upstream.send({ jsonrpc: '2.0', id: 1, method: 'up' });
   const controller = new AbortController();
-  const { holder, handle } = sendHeld(run.client, { signal: controller.signal });
+  const { holder, handle } = sendHeld(run.left, { signal: controller.signal });
   holder.sent!.forwardCancellationFrom(upHeld[0]!);
-  await run.toAgent.waitFor((m) => m.method === 'work');
+  await run.fromLeft.findMessage((m) => m.method === 'work');
   const results: boolean[] = [];
   for (const step of order) {
     if (step === 'cancel') results.push((holder.sent ?? handle).cancel());
     else if (step === 'handle') results.push(handle.cancel());
     else if (step === 'abort') controller.abort();
-    else if (step === 'forward') upstream.write({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 1 } });
+    else if (step === 'forward') upstream.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 1 } });
     else if (step === 'drop') {
       delete holder.sent;
       await collectGarbage();
     } else {
       held[0]!.respond('settled');
-      await run.toClient.response(1);
+      await run.fromRight.response(1);
     }
   }
   if (!order.includes('settle')) held[0]!.respondCancelled();
-  await run.toClient.response(1);
+  await run.fromRight.response(1);
   // A drop-cancel can only come from the 'drop' step, which collected already.
-  await run.client.sendRequest('echo', [1]);
-  return { lines: run.toAgent.count((m) => isCancelFor(m)), trues: results.filter(Boolean).length };
+  await run.left.sendRequest('echo', [1]);
+  return { lines: run.fromLeft.matching(isCancelFor()).length, trues: results.filter(Boolean).length };
 }

@@ -6,34 +6,28 @@
  */
 import { expect } from 'chai';
 import { createConnectionPair, RpcError, type Connection, type Responder } from '../../lib';
+import { deferred, rejectionOf } from '../helpers/async';
+import { startWireAgent } from '../helpers/cancellation';
 import { collectGarbage } from '../helpers/events';
-import {
-  CANCELLED_ERROR,
-  createRawPeer,
-  deferred,
-  isResponse,
-  rejectionOf,
-  sameId,
-  startWireAgent,
-  type RawPeer,
-  type WireMessage,
-} from '../helpers/cancellation';
+import { CANCELLED_ERROR, isResponse, sameId, type WireMessage } from '../helpers/messages';
+import { RawPeer } from '../helpers/peers';
+import { useBuild } from '../helpers/processes';
 
 const dropped = (method: string): string =>
   `{"code":-32603,"message":"Internal error","data":"request handler dropped its responder for \`${method}\`"}`;
 
 function write(peer: RawPeer, id: string | number, method: string, params?: object): void {
-  peer.write(params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params });
+  peer.send(params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params });
 }
 
 /** Waits until every line written before it has been processed and its consequences written. */
 async function barrier(peer: RawPeer, id: string): Promise<void> {
   write(peer, id, '$/no-such-method');
-  await peer.sent.response(id);
+  await peer.out.response(id);
 }
 
 function responsesTo(peer: RawPeer, id: unknown): WireMessage[] {
-  return peer.sent.messages.filter((m) => isResponse(m) && sameId(m.id, id));
+  return peer.out.messages.filter((m) => isResponse(m) && sameId(m.id, id));
 }
 
 /** A handler that lets go of its responder at once: the positive control of every GC case. */
@@ -43,6 +37,7 @@ function registerDrop(peer: RawPeer): void {
 
 describe('Request cancellation: Unanswered Requests', () => {
   describe('over child-process stdio (the wire agent)', () => {
+    useBuild();
     let agent: Awaited<ReturnType<typeof startWireAgent>> | undefined;
     afterEach(async () => {
       if (agent) expect(await agent.close()).to.equal(0);
@@ -87,7 +82,7 @@ describe('Request cancellation: Unanswered Requests', () => {
   describe('in memory', () => {
     let peer: RawPeer;
     beforeEach(() => {
-      peer = createRawPeer();
+      peer = new RawPeer();
       registerDrop(peer);
     });
     afterEach(async () => {
@@ -104,10 +99,10 @@ describe('Request cancellation: Unanswered Requests', () => {
       });
       write(peer, 1, 'throws');
       write(peer, 2, 'rejects');
-      await peer.sent.response(2);
+      await peer.out.response(2);
       await collectGarbage();
       await barrier(peer, 'b');
-      expect(responsesTo(peer, 1).map((m) => peer.sent.lineOf(m))).to.deep.equal([
+      expect(responsesTo(peer, 1).map((m) => peer.out.lineOf(m))).to.deep.equal([
         '{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"mine","data":{"why":"handler"}}}',
       ]);
       const [rejected, ...more] = responsesTo(peer, 2);
@@ -124,9 +119,9 @@ describe('Request cancellation: Unanswered Requests', () => {
       write(peer, 1, 'answered');
       write(peer, 2, 'drop');
       await collectGarbage();
-      await peer.sent.response(2);
+      await peer.out.response(2);
       await barrier(peer, 'b');
-      expect(responsesTo(peer, 1).map((m) => peer.sent.lineOf(m))).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":"done"}']);
+      expect(responsesTo(peer, 1).map((m) => peer.out.lineOf(m))).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":"done"}']);
     });
 
     it('sends no automatic response after the response was handed off with forwardResponseTo()', async () => {
@@ -139,12 +134,12 @@ describe('Request cancellation: Unanswered Requests', () => {
       write(peer, 1, 'forward', { n: 1 });
       write(peer, 2, 'drop');
       await collectGarbage();
-      await peer.sent.response(2);
+      await peer.out.response(2);
       await barrier(peer, 'b');
       expect(responsesTo(peer, 1)).to.have.length(0);
       backendHeld[0]!.respond({ from: 'backend' });
-      const answer = await peer.sent.response(1);
-      expect(peer.sent.lineOf(answer)).to.equal('{"jsonrpc":"2.0","id":1,"result":{"from":"backend"}}');
+      const answer = await peer.out.response(1);
+      expect(peer.out.lineOf(answer)).to.equal('{"jsonrpc":"2.0","id":1,"result":{"from":"backend"}}');
       await Promise.all([toBackend.close(), backend.close()]);
     });
 
@@ -154,24 +149,24 @@ describe('Request cancellation: Unanswered Requests', () => {
         write(peer, 1, 'held');
         write(peer, 2, 'drop');
         await collectGarbage();
-        await peer.sent.response(2);
+        await peer.out.response(2);
         await barrier(peer, 'b');
         expect(responsesTo(peer, 1)).to.have.length(0);
         release();
-        const answer = await peer.sent.response(1);
-        expect(peer.sent.lineOf(answer)).to.equal('{"jsonrpc":"2.0","id":1,"result":"released"}');
+        const answer = await peer.out.response(1);
+        expect(peer.out.lineOf(answer)).to.equal('{"jsonrpc":"2.0","id":1,"result":"released"}');
       });
     }
 
     it('sends no automatic response for a responder dropped while the connection is shutting down', async () => {
-      const closing = createRawPeer({ endOutputOnClose: false });
+      const closing = new RawPeer({ endOutputOnClose: false });
       let releaseInClose: (() => void) | undefined;
       closing.connection.onRequest('held', (_params, responder) => {
         releaseInClose = () => responder[Symbol.dispose]();
       });
-      closing.write({ jsonrpc: '2.0', id: 1, method: 'held' });
-      closing.write({ jsonrpc: '2.0', id: 'b', method: 'nothing' });
-      await closing.sent.response('b');
+      closing.send({ jsonrpc: '2.0', id: 1, method: 'held' });
+      closing.send({ jsonrpc: '2.0', id: 'b', method: 'nothing' });
+      await closing.out.response('b');
       let wasClosing = false;
       closing.connection.once('close', () => {
         wasClosing = closing.connection.isClosed;
@@ -179,26 +174,26 @@ describe('Request cancellation: Unanswered Requests', () => {
       });
       await closing.close();
       expect(wasClosing).to.equal(true);
-      expect(closing.sent.lines).to.have.length(1);
+      expect(closing.out.lines).to.have.length(1);
     });
 
     it('sends no automatic response for a responder collected after the connection has terminated', async () => {
-      const closed = createRawPeer({ endOutputOnClose: false });
+      const closed = new RawPeer({ endOutputOnClose: false });
       registerDrop(closed);
       const owner: { responder?: Responder } = {};
       closed.connection.onRequest('held', (_params, responder) => void (owner.responder = responder));
       // The control: a drop while open is answered.
-      closed.write({ jsonrpc: '2.0', id: 'control', method: 'drop' });
+      closed.send({ jsonrpc: '2.0', id: 'control', method: 'drop' });
       await collectGarbage();
-      await closed.sent.response('control');
-      closed.write({ jsonrpc: '2.0', id: 1, method: 'held' });
-      closed.write({ jsonrpc: '2.0', id: 'b', method: 'nothing' });
-      await closed.sent.response('b');
+      await closed.out.response('control');
+      closed.send({ jsonrpc: '2.0', id: 1, method: 'held' });
+      closed.send({ jsonrpc: '2.0', id: 'b', method: 'nothing' });
+      await closed.out.response('b');
       await closed.close();
       delete owner.responder;
       await collectGarbage();
       await collectGarbage();
-      expect(closed.sent.lines).to.have.length(2);
+      expect(closed.out.lines).to.have.length(2);
     });
 
     it('never replies to a notification, whether unhandled, handled, or its handler throws', async () => {
@@ -208,10 +203,10 @@ describe('Request cancellation: Unanswered Requests', () => {
       });
       const errors: unknown[] = [];
       peer.connection.on('warning', (error) => errors.push(error));
-      for (const method of ['unhandled', 'handled', 'throws']) peer.write({ jsonrpc: '2.0', method, params: {} });
+      for (const method of ['unhandled', 'handled', 'throws']) peer.send({ jsonrpc: '2.0', method, params: {} });
       await collectGarbage();
       await barrier(peer, 'b');
-      expect(peer.sent.lines).to.have.length(1);
+      expect(peer.out.lines).to.have.length(1);
       expect(errors).to.have.length(1);
     });
 
@@ -231,22 +226,22 @@ describe('Request cancellation: Unanswered Requests', () => {
     it('treats responder[Symbol.dispose]() as "dropped now": the automatic answer goes out without a collection', async () => {
       peer.connection.onRequest('disposed', (_params, responder) => void responder[Symbol.dispose]());
       write(peer, 1, 'disposed');
-      const answer = await peer.sent.response(1);
-      expect(peer.sent.lineOf(answer)).to.equal(`{"jsonrpc":"2.0","id":1,"error":${dropped('disposed')}}`);
+      const answer = await peer.out.response(1);
+      expect(peer.out.lineOf(answer)).to.equal(`{"jsonrpc":"2.0","id":1,"error":${dropped('disposed')}}`);
     });
 
     it('treats leaving a `using` block as "dropped now", answering -32800 when the peer had cancelled', async () => {
       const cancelled: Responder[] = [];
       peer.connection.onRequest('scoped', (_params, responder) => void cancelled.push(responder));
       write(peer, 1, 'scoped');
-      peer.write({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 1 } });
+      peer.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 1 } });
       await barrier(peer, 'b');
       {
         using scoped = cancelled.pop()!;
         expect(scoped.isCancelled).to.equal(true);
       }
-      const answer = await peer.sent.response(1);
-      expect(peer.sent.lineOf(answer)).to.equal(`{"jsonrpc":"2.0","id":1,"error":${CANCELLED_ERROR}}`);
+      const answer = await peer.out.response(1);
+      expect(peer.out.lineOf(answer)).to.equal(`{"jsonrpc":"2.0","id":1,"error":${CANCELLED_ERROR}}`);
     });
 
     it('lets the error of a handler that leaves a `using` block by throwing win over the automatic answer (regression, issue 3)', async () => {
@@ -263,9 +258,9 @@ describe('Request cancellation: Unanswered Requests', () => {
       });
       write(peer, 1, 'usingThrows');
       write(peer, 2, 'usingRejects');
-      await peer.sent.response(2);
+      await peer.out.response(2);
       await barrier(peer, 'b');
-      expect([...responsesTo(peer, 1), ...responsesTo(peer, 2)].map((m) => peer.sent.lineOf(m))).to.deep.equal([
+      expect([...responsesTo(peer, 1), ...responsesTo(peer, 2)].map((m) => peer.out.lineOf(m))).to.deep.equal([
         '{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"sync failure"}}',
         '{"jsonrpc":"2.0","id":2,"error":{"code":-32003,"message":"async failure"}}',
       ]);
@@ -279,9 +274,9 @@ describe('Request cancellation: Unanswered Requests', () => {
         return { from: 'handler' };
       });
       write(peer, 1, 'usingReturns');
-      await peer.sent.response(1);
+      await peer.out.response(1);
       await barrier(peer, 'b');
-      expect(responsesTo(peer, 1).map((m) => peer.sent.lineOf(m))).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":{"from":"handler"}}']);
+      expect(responsesTo(peer, 1).map((m) => peer.out.lineOf(m))).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":{"from":"handler"}}']);
     });
 
     it('answers a responder disposed while its async handler still runs once the handler returns', async () => {
@@ -297,8 +292,8 @@ describe('Request cancellation: Unanswered Requests', () => {
       await barrier(peer, 'b');
       expect(responsesTo(peer, 1)).to.have.length(0);
       release.resolve();
-      const answer = await peer.sent.response(1);
-      expect(peer.sent.lineOf(answer)).to.equal(`{"jsonrpc":"2.0","id":1,"error":${dropped('later')}}`);
+      const answer = await peer.out.response(1);
+      expect(peer.out.lineOf(answer)).to.equal(`{"jsonrpc":"2.0","id":1,"error":${dropped('later')}}`);
     });
 
     it('does nothing on responder[Symbol.dispose]() after an answer', async () => {
@@ -308,7 +303,7 @@ describe('Request cancellation: Unanswered Requests', () => {
       });
       write(peer, 1, 'twice');
       await barrier(peer, 'b');
-      expect(responsesTo(peer, 1).map((m) => peer.sent.lineOf(m))).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":1}']);
+      expect(responsesTo(peer, 1).map((m) => peer.out.lineOf(m))).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":1}']);
     });
   });
 });

@@ -9,7 +9,8 @@ import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { AGENT_COMMAND, CLI, ROOT, ensureChainBuilt } from '../helpers/chain';
+import { AGENT_COMMAND } from '../helpers/chain';
+import { CLI, ROOT, useBuild } from '../helpers/processes';
 
 interface Run {
   status: number | null;
@@ -28,7 +29,7 @@ const CONDUCT_USAGE = 'usage: acp-wire conduct [options] [--] "<proxy command>"â
 
 describe('acp-wire (the command line)', function () {
   this.timeout(30000);
-  before(() => ensureChainBuilt());
+  useBuild();
 
   describe('help and version', () => {
     for (const args of [['--help'], ['-h'], ['help']]) {
@@ -46,7 +47,7 @@ describe('acp-wire (the command line)', function () {
         const run = acpWire(...args);
         expect(run).to.deep.include({ status: 0, stderr: '' });
         expect(run.stdout.split('\n')[0]).to.equal(CONDUCT_USAGE);
-        for (const option of ['--trace', '--tcp PORT', '--listen ADDRESS', '--max-chains N', '--idle-timeout MS', '--kill-timeout MS', '-h, --help']) {
+        for (const option of ['--trace', '--tcp PORT', '--listen ADDRESS', '--max-chains N', '--idle-timeout MS', '--kill-timeout MS', '--request-timeout MS', '-h, --help']) {
           expect(run.stdout).to.include(`  ${option} `);
         }
       });

@@ -2,7 +2,10 @@ import { expect } from 'chai';
 import type { Readable, Writable } from 'node:stream';
 import { setImmediate as nextMacrotask } from 'node:timers/promises';
 import type { ChildConnection } from '../../lib';
-import { childClosed, collectLines, spawnFaultPeer, track } from '../helpers/faults';
+import { track } from '../helpers/async';
+import { spawnFaultPeer } from '../helpers/faults';
+import { LineReader } from '../helpers/lines';
+import { childClosed, useBuild } from '../helpers/processes';
 
 /** The most a connection holds before it stops reading (lib/backlog.ts). */
 const BACKLOG_LIMIT = 16 * 1024 * 1024;
@@ -36,7 +39,7 @@ interface Flood {
  */
 function flood(count: number, pad: number, answerBytes: number): Flood {
   const peer = spawnFaultPeer('flood', [String(count), String(pad), String(answerBytes)]);
-  const stderr = collectLines(peer.child.stderr!);
+  const stderr = new LineReader(peer.child.stderr!);
   const output = peer.child.stdin!;
   let dispatched = 0;
   let dispatchedWhileFull = 0;
@@ -53,7 +56,7 @@ function flood(count: number, pad: number, answerBytes: number): Flood {
     // Fail fast rather than time out if the peer goes away first (after done, this does nothing).
     peer.connection.once('close', (reason) => reject(new Error(`closed before the flood was done: ${reason}`)));
   });
-  const total = stderr.next((line) => line.startsWith('flooding ')).then((line) => Number(line.split(' ')[1]));
+  const total = stderr.find((_, line) => line.startsWith('flooding ')).then((line) => Number(line.split(' ')[1]));
   return { peer, dispatched: () => dispatched, dispatchedWhileFull: () => dispatchedWhileFull, bytesRead: () => bytesRead, total, done };
 }
 
@@ -91,6 +94,7 @@ function whenFull(output: Writable): Promise<void> {
 
 describe('Connection whose peer stops reading (backpressure) (issue 7)', function () {
   this.timeout(60_000);
+  useBuild();
 
   describe('a peer that sends 2,000 requests with 16–32 KiB answers, then reads only later', () => {
     const COUNT = 2000;

@@ -1,15 +1,10 @@
 import { expect } from 'chai';
 import { RpcError, spawnConnection, type ChildConnection, type ChildExit } from '../../lib';
-import {
-  BUILT,
-  UnhandledRejections,
-  childProcesses,
-  collectLines,
-  requireBuilt,
-  track,
-  type LineCollector,
-  type Outcome,
-} from '../helpers/faults';
+import { type Outcome, track } from '../helpers/async';
+import { UnhandledRejections } from '../helpers/events';
+import { LineReader } from '../helpers/lines';
+import { childProcesses } from '../helpers/process-table';
+import { CLI, CONFORMANCE_AGENT, PASSTHROUGH_PROXY, useBuild } from '../helpers/processes';
 
 type Victim = 'proxy1' | 'proxy2' | 'agent';
 
@@ -18,7 +13,7 @@ interface ChainDeath {
   pending: Outcome[];
   heldSignal: AbortSignal;
   exit: ChildExit;
-  stderr: LineCollector;
+  stderr: LineReader;
   survivors: number[];
 }
 
@@ -37,9 +32,9 @@ function isAlive(pid: number): boolean {
  */
 async function killInChain(victim: Victim): Promise<ChainDeath> {
   // The extra word tells the two proxies apart in the process list; the proxy ignores it.
-  const commands = [`node ${BUILT.proxy} first`, `node ${BUILT.proxy} second`, `node ${BUILT.agent}`];
-  const conductor: ChildConnection = spawnConnection(process.execPath, [BUILT.cli, 'conduct', ...commands], { stderr: 'pipe' });
-  const stderr = collectLines(conductor.child.stderr!);
+  const commands = [`node ${PASSTHROUGH_PROXY} first`, `node ${PASSTHROUGH_PROXY} second`, `node ${CONFORMANCE_AGENT}`];
+  const conductor: ChildConnection = spawnConnection(process.execPath, [CLI, 'conduct', ...commands], { stderr: 'pipe' });
+  const stderr = new LineReader(conductor.child.stderr!);
   const client = conductor.connection;
   let heldSignal!: AbortSignal;
   const held = new Promise<void>((resolve) =>
@@ -75,10 +70,8 @@ async function killInChain(victim: Victim): Promise<ChainDeath> {
 describe('Conductor chain whose proxy or agent is killed mid-request (issue 7)', function () {
   this.timeout(60_000);
   const rejections = new UnhandledRejections();
-  before(() => {
-    requireBuilt();
-    rejections.install();
-  });
+  useBuild();
+  before(() => rejections.install());
   after(() => rejections.uninstall());
 
   for (const victim of ['agent', 'proxy1', 'proxy2'] as const) {

@@ -1,17 +1,11 @@
 import { expect } from 'chai';
 import { setImmediate as nextMacrotask } from 'node:timers/promises';
 import { ConnectionClosedError, RpcError, type ChildConnection, type CloseReason } from '../../lib';
-import {
-  STREAM_EVENTS,
-  UnhandledRejections,
-  activeResources,
-  childClosed,
-  listenerCounts,
-  spawnFaultPeer,
-  track,
-  type Outcome,
-} from '../helpers/faults';
-import { seededRandom } from '../helpers/soak';
+import { type Outcome, track } from '../helpers/async';
+import { activeResources, listenerCounts, STREAM_EVENTS, UnhandledRejections } from '../helpers/events';
+import { spawnFaultPeer } from '../helpers/faults';
+import { childClosed, useBuild } from '../helpers/processes';
+import { seededRandom } from '../helpers/random';
 
 /** How many seeded runs; `npm run soak` raises it. */
 const RUNS = Number(process.env.KILL_RUNS ?? 6);
@@ -133,6 +127,7 @@ function nthSettled(promises: Promise<void>[], n: number): Promise<void> {
 
 describe('Connection to a peer process killed mid-request (issue 7)', function () {
   this.timeout(60_000);
+  useBuild();
   const rejections = new UnhandledRejections();
   const runs: Run[] = [];
   const resources: { before: Record<string, number>; after: Record<string, number> }[] = [];

@@ -1,21 +1,21 @@
 import { expect } from 'chai';
 import type { ChildProcess } from 'node:child_process';
-import { childClosed, collectLines, spawnRawFaultPeer, type LineCollector } from '../helpers/faults';
+import type { LineReader } from '../helpers/lines';
+import { childClosed, spawnFixture, useBuild } from '../helpers/processes';
 
 const line = (id: number, method: string, params?: unknown): string =>
   `${JSON.stringify(params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params })}\n`;
 
 describe('An agent on stdio whose stdin ends while handlers still run (issue 7)', function () {
   this.timeout(30_000);
+  useBuild();
   let agent: ChildProcess;
-  let stdout: LineCollector;
-  let stderr: LineCollector;
+  let stdout: LineReader;
+  let stderr: LineReader;
   let exit: { code: number | null; signal: NodeJS.Signals | null };
 
   before(async () => {
-    agent = spawnRawFaultPeer('agent');
-    stdout = collectLines(agent.stdout!);
-    stderr = collectLines(agent.stderr!);
+    ({ child: agent, stdout, stderr } = spawnFixture('fault-peer', ['agent'], { nodeArgs: ['--expose-gc'] }));
     // All in one write, then the end of stdin: every handler starts before the connection closes.
     agent.stdin!.end(
       line(1, 'echo', [1]) +

@@ -3,8 +3,8 @@ import { once } from 'node:events';
 import { createConnection, type Socket } from 'node:net';
 import { setImmediate as nextMacrotask } from 'node:timers/promises';
 import { ConnectionClosedError, listenTcp, socketConnection, type Connection, type TcpListener } from '../../lib';
-import { nextEvent } from '../helpers/events';
-import { STREAM_EVENTS, UnhandledRejections, activeResources, listenerCounts, track } from '../helpers/faults';
+import { track } from '../helpers/async';
+import { activeResources, listenerCounts, nextEvent, STREAM_EVENTS, UnhandledRejections } from '../helpers/events';
 
 /** A client and a server connection over a real socket on 127.0.0.1; the server holds every `wait` request. */
 interface TcpRig {

@@ -76,65 +76,62 @@ export function acpErrors(definition: string, value: unknown, version: SchemaVer
   return (validate.errors ?? []).map((error) => `v${version} ${definition}${error.instancePath} ${error.message ?? ''} ${JSON.stringify(error.params)}`);
 }
 
-type Definitions = Record<string, { result?: string; params?: string }>;
+/** One ACP method in one version: the side that sends it, and the `$defs` its params and result validate as. */
+interface MethodSchema {
+  /** Who sends the request or notification (`both`: either side, as `$/cancel_request`). */
+  readonly sender: 'agent' | 'client' | 'both';
+  /** What its params validate as (absent: not checked). */
+  readonly params?: string;
+  /** What the result of its answer validates as (absent: a notification, or not checked). */
+  readonly result?: string;
+}
 
-/** What an agent's message must validate as, by method and version (requests' results, notifications' params, requests' params). */
-const AGENT_DEFINITIONS: Record<SchemaVersion, Definitions> = {
+/** The methods whose messages are the same in both versions. */
+const BOTH_VERSIONS: Record<string, MethodSchema> = {
+  initialize: { sender: 'client', params: 'InitializeRequest', result: 'InitializeResponse' },
+  'session/new': { sender: 'client', params: 'NewSessionRequest', result: 'NewSessionResponse' },
+  'session/prompt': { sender: 'client', params: 'PromptRequest', result: 'PromptResponse' },
+  'session/request_permission': { sender: 'agent', params: 'RequestPermissionRequest', result: 'RequestPermissionResponse' },
+  '$/cancel_request': { sender: 'both', params: 'CancelRequestNotification' },
+};
+
+/** The methods checked in each version. The terminal requests' params are not checked. */
+const METHODS: Record<SchemaVersion, Record<string, MethodSchema>> = {
   1: {
-    initialize: { result: 'InitializeResponse' },
-    authenticate: { result: 'AuthenticateResponse' },
-    'session/new': { result: 'NewSessionResponse' },
-    'session/prompt': { result: 'PromptResponse' },
-    'session/update': { params: 'SessionNotification' },
-    'session/request_permission': { params: 'RequestPermissionRequest' },
-    'fs/read_text_file': { params: 'ReadTextFileRequest' },
-    'fs/write_text_file': { params: 'WriteTextFileRequest' },
-    '$/cancel_request': { params: 'CancelRequestNotification' },
+    ...BOTH_VERSIONS,
+    authenticate: { sender: 'client', params: 'AuthenticateRequest', result: 'AuthenticateResponse' },
+    'session/cancel': { sender: 'client', params: 'CancelNotification' },
+    'session/update': { sender: 'agent', params: 'SessionNotification' },
+    'fs/read_text_file': { sender: 'agent', params: 'ReadTextFileRequest', result: 'ReadTextFileResponse' },
+    'fs/write_text_file': { sender: 'agent', params: 'WriteTextFileRequest', result: 'WriteTextFileResponse' },
+    'terminal/create': { sender: 'agent', result: 'CreateTerminalResponse' },
+    'terminal/output': { sender: 'agent', result: 'TerminalOutputResponse' },
+    'terminal/wait_for_exit': { sender: 'agent', result: 'WaitForTerminalExitResponse' },
+    'terminal/kill': { sender: 'agent', result: 'KillTerminalResponse' },
+    'terminal/release': { sender: 'agent', result: 'ReleaseTerminalResponse' },
   },
   2: {
-    initialize: { result: 'InitializeResponse' },
-    'auth/login': { result: 'LoginAuthResponse' },
-    'session/new': { result: 'NewSessionResponse' },
-    'session/prompt': { result: 'PromptResponse' },
-    'session/update': { params: 'UpdateSessionNotification' },
-    'session/request_permission': { params: 'RequestPermissionRequest' },
-    '$/cancel_request': { params: 'CancelRequestNotification' },
+    ...BOTH_VERSIONS,
+    'auth/login': { sender: 'client', params: 'LoginAuthRequest', result: 'LoginAuthResponse' },
+    'session/cancel': { sender: 'client', params: 'CancelSessionNotification' },
+    'session/update': { sender: 'agent', params: 'UpdateSessionNotification' },
   },
 };
 
-/** What a client's message must validate as, by method and version. */
-const CLIENT_DEFINITIONS: Record<SchemaVersion, Definitions> = {
-  1: {
-    initialize: { params: 'InitializeRequest' },
-    authenticate: { params: 'AuthenticateRequest' },
-    'session/new': { params: 'NewSessionRequest' },
-    'session/prompt': { params: 'PromptRequest' },
-    'session/cancel': { params: 'CancelNotification' },
-    'session/request_permission': { result: 'RequestPermissionResponse' },
-    'fs/read_text_file': { result: 'ReadTextFileResponse' },
-    'fs/write_text_file': { result: 'WriteTextFileResponse' },
-    'terminal/create': { result: 'CreateTerminalResponse' },
-    'terminal/output': { result: 'TerminalOutputResponse' },
-    'terminal/wait_for_exit': { result: 'WaitForTerminalExitResponse' },
-    'terminal/kill': { result: 'KillTerminalResponse' },
-    'terminal/release': { result: 'ReleaseTerminalResponse' },
-    '$/cancel_request': { params: 'CancelRequestNotification' },
-  },
-  2: {
-    initialize: { params: 'InitializeRequest' },
-    'auth/login': { params: 'LoginAuthRequest' },
-    'session/new': { params: 'NewSessionRequest' },
-    'session/prompt': { params: 'PromptRequest' },
-    'session/cancel': { params: 'CancelSessionNotification' },
-    'session/request_permission': { result: 'RequestPermissionResponse' },
-    '$/cancel_request': { params: 'CancelRequestNotification' },
-  },
-};
+/** What one side's message of `method` validates as: the params of what it sends, the result of what it answers. */
+type Definition = { params?: string; result?: string };
 
-function lineErrors(definitionsOf: Definitions, line: string, method: string, version: SchemaVersion): string[] {
+function definitionOf(side: 'agent' | 'client', method: string, version: SchemaVersion): Definition | undefined {
+  const schema = Object.hasOwn(METHODS[version], method) ? METHODS[version][method]! : undefined;
+  if (!schema) return undefined;
+  const definition: Definition = schema.sender === side || schema.sender === 'both' ? { params: schema.params } : { result: schema.result };
+  return definition.params ?? definition.result ? definition : undefined;
+}
+
+function lineErrors(side: 'agent' | 'client', line: string, method: string, version: SchemaVersion): string[] {
   const message = JSON.parse(line) as { method?: string; params?: unknown; result?: unknown; error?: unknown };
   const errors = acpErrors('', message, version);
-  const definitions = definitionsOf[method];
+  const definitions = definitionOf(side, method, version);
   if (message.error !== undefined) errors.push(...acpErrors('Error', message.error, version));
   else if (message.method === undefined && definitions?.result) errors.push(...acpErrors(definitions.result, message.result, version));
   else if (message.method !== undefined && definitions?.params) errors.push(...acpErrors(definitions.params, message.params, version));
@@ -146,20 +143,20 @@ function lineErrors(definitionsOf: Definitions, line: string, method: string, ve
  * part the ACP method defines (`method` is the request's method for a response). Returns the errors.
  */
 export function agentLineErrors(line: string, method: string, version: SchemaVersion = 2): string[] {
-  return lineErrors(AGENT_DEFINITIONS[version], line, method, version);
+  return lineErrors('agent', line, method, version);
 }
 
 /** Checks one line a client sent, as {@link agentLineErrors} does for an agent's. */
 export function clientLineErrors(line: string, method: string, version: SchemaVersion = 2): string[] {
-  return lineErrors(CLIENT_DEFINITIONS[version], line, method, version);
+  return lineErrors('client', line, method, version);
 }
 
 /** Whether a method's messages have an ACP definition that {@link agentLineErrors} checks. */
 export function isAcpMethod(method: string, version: SchemaVersion = 2): boolean {
-  return method in AGENT_DEFINITIONS[version];
+  return definitionOf('agent', method, version) !== undefined;
 }
 
 /** Whether a method's messages have an ACP definition that {@link clientLineErrors} checks. */
 export function isClientAcpMethod(method: string, version: SchemaVersion = 2): boolean {
-  return method in CLIENT_DEFINITIONS[version];
+  return definitionOf('client', method, version) !== undefined;
 }

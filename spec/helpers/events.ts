@@ -1,6 +1,9 @@
-/** Test helpers: wait on events, never on sleeps. */
-import type { Connection } from '../../lib';
+/**
+ * Events and leaks: await an event (never a sleep), collect a connection's non-fatal errors, force a
+ * collection, and count what stays behind (listeners, handles, unhandled rejections).
+ */
 import { setImmediate as nextMacrotask } from 'node:timers/promises';
+import type { AcpWireError, Connection } from '../../lib';
 
 /** Resolves with the arguments of the next `event` emitted by `emitter`. */
 export function nextEvent<T extends unknown[] = unknown[]>(
@@ -8,6 +11,18 @@ export function nextEvent<T extends unknown[] = unknown[]>(
   event: string,
 ): Promise<T> {
   return new Promise((resolve) => emitter.once(event, (...args: unknown[]) => resolve(args as T)));
+}
+
+/** Every `'warning'` (a non-fatal error) `connection` emits from now on, in order. */
+export function errorsOf(connection: Connection): AcpWireError[] {
+  const errors: AcpWireError[] = [];
+  connection.on('warning', (error) => errors.push(error));
+  return errors;
+}
+
+/** Closes every connection given (for afterEach). */
+export async function closeAll(...connections: Connection[]): Promise<void> {
+  await Promise.all(connections.map((c) => c.close()));
 }
 
 /**
@@ -25,7 +40,33 @@ export async function collectGarbage(): Promise<void> {
   await nextMacrotask();
 }
 
-/** Closes every connection given (for afterEach). */
-export async function closeAll(...connections: Connection[]): Promise<void> {
-  await Promise.all(connections.map((c) => c.close()));
+/** The events a Connection listens to on its input and output streams. */
+export const STREAM_EVENTS = ['data', 'end', 'close', 'error', 'drain', 'finish', 'readable'] as const;
+
+/** The number of listeners per event name on an emitter, for the given names. */
+export function listenerCounts(emitter: NodeJS.EventEmitter, events: readonly string[] = STREAM_EVENTS): Record<string, number> {
+  return Object.fromEntries(events.map((event) => [event, emitter.listenerCount(event)]));
+}
+
+/** Counts of each kind of ref'd handle or request keeping the event loop alive (`process.getActiveResourcesInfo()`). */
+export function activeResources(): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const name of process.getActiveResourcesInfo()) counts[name] = (counts[name] ?? 0) + 1;
+  return counts;
+}
+
+/** Records every unhandled rejection while installed. */
+export class UnhandledRejections {
+  readonly reasons: unknown[] = [];
+  readonly #listener = (reason: unknown): void => void this.reasons.push(reason);
+
+  /** Starts recording (call in `before`). */
+  install(): void {
+    process.on('unhandledRejection', this.#listener);
+  }
+
+  /** Stops recording (call in `after`). */
+  uninstall(): void {
+    process.removeListener('unhandledRejection', this.#listener);
+  }
 }

@@ -31,7 +31,7 @@ export function valuesOf(events: readonly DecoderEvent[]): unknown[] {
 }
 
 /** The errors among `events`. */
-export function errorsOf(events: readonly DecoderEvent[]): (JsonParseError | FrameTooLargeError)[] {
+export function decodeErrorsOf(events: readonly DecoderEvent[]): (JsonParseError | FrameTooLargeError)[] {
   return events.flatMap((e) => (e.kind === 'error' ? [e.error] : []));
 }
 

@@ -1,5 +1,5 @@
 /**
- * Property-test settings and arbitraries. `FUZZ_RUNS` scales every property (`npm run fuzz`);
+ * Property-test settings, arbitraries and hostile inputs. `FUZZ_RUNS` scales every property (`npm run fuzz`);
  * `FUZZ_SEED` replays a reported failure.
  */
 import fc from 'fast-check';
@@ -71,3 +71,8 @@ export const garbageBytes: fc.Arbitrary<Uint8Array> = fc
     { maxLength: 300 },
   )
   .map((bytes) => Uint8Array.from(bytes));
+
+/** A JSON value nested `depth` levels deep (`[[[…]]]`), as text; built without recursion. */
+export function deeplyNestedArray(depth: number): string {
+  return '['.repeat(depth) + ']'.repeat(depth);
+}

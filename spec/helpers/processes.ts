@@ -1,75 +1,168 @@
 /**
- * What runs on this machine, read from Linux `/proc`: whether a pid runs, and the descendants of a
- * process. A zombie (ended, never reaped: PID 1 does not reap orphans in some containers)
- * does not run.
+ * Processes in specs: the repository root, the compiled peers (built once when stale), and spawned
+ * node scripts or TypeScript fixtures spoken to with raw NDJSON lines. Everything a spec spawns is
+ * stopped by {@link stopAll} if the spec did not stop it. (What runs on the machine: process-table.ts.)
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { basename, join, relative, resolve } from 'node:path';
+import { LineReader, requestLine, writeLines } from './lines';
 
-interface Stat {
-  state: string;
-  ppid: number;
-  pgrp: number;
-}
+/** The repository root (processes run from here, so ts-node finds tsconfig.json). */
+export const ROOT = resolve(__dirname, '..', '..');
 
-function readStat(pid: number | string): Stat | undefined {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return undefined;
+/** The compiled conformance agent (examples/conformance-agent.ts). */
+export const CONFORMANCE_AGENT = join(ROOT, 'dist', 'examples', 'conformance-agent.js');
+/** The compiled passthrough proxy (examples/passthrough-proxy.ts). */
+export const PASSTHROUGH_PROXY = join(ROOT, 'dist', 'examples', 'passthrough-proxy.js');
+/** The compiled command line (bin/acp-wire.ts). */
+export const CLI = join(ROOT, 'dist', 'bin', 'acp-wire.js');
+
+const BUILT = [CONFORMANCE_AGENT, PASSTHROUGH_PROXY, CLI];
+let isBuilt = false;
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
+    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(path).mtimeMs);
   }
-  // "pid (comm) state ppid pgrp …": comm may hold spaces, so read after the last ')'.
-  const [state, ppid, pgrp] = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return { state: state!, ppid: Number(ppid), pgrp: Number(pgrp) };
+  return newest;
 }
 
-function isLive(stat: Stat | undefined): stat is Stat {
-  return stat !== undefined && stat.state !== 'Z' && stat.state !== 'X';
-}
-
-/** Whether process `pid` exists and is not a zombie. */
-export function isRunning(pid: number): boolean {
-  return isLive(readStat(pid));
-}
-
-/** The running descendants of `pid` (children, their children, …). */
-export function descendants(pid: number): number[] {
-  const parents = new Map<number, number[]>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const stat = readStat(entry);
-    if (!isLive(stat)) continue;
-    const siblings = parents.get(stat.ppid) ?? [];
-    siblings.push(Number(entry));
-    parents.set(stat.ppid, siblings);
+/**
+ * Builds the project (`npx tsc -p .`) when a compiled peer is missing or older than a source in
+ * lib/, examples/ or bin/; at most once per test run. Specs call it through {@link useBuild}.
+ *
+ * @remarks A type error elsewhere does not stop tsc from emitting (`npm run typecheck` reports
+ * those): the check afterwards is only that every compiled peer is fresh.
+ */
+export function ensureBuilt(): void {
+  if (isBuilt) return;
+  const sources = Math.max(...['lib', 'examples', 'bin'].map((dir) => newestSource(join(ROOT, dir))));
+  const isFresh = (): boolean => BUILT.every((file) => existsSync(file) && statSync(file).mtimeMs >= sources);
+  if (!isFresh()) {
+    const result = spawnSync('npx', ['tsc', '-p', '.'], { cwd: ROOT, encoding: 'utf8' });
+    if (!isFresh()) throw new Error(`the build did not produce fresh ${BUILT.map((file) => relative(ROOT, file)).join(', ')}:\n${result.stdout}${result.stderr}`);
   }
-  const found: number[] = [];
-  const visit = (parent: number): void => {
-    for (const child of parents.get(parent) ?? []) {
-      found.push(child);
-      visit(child);
-    }
+  isBuilt = true;
+}
+
+/**
+ * Registers a `before` hook that runs {@link ensureBuilt} (with a timeout a cold build fits in):
+ * call it at the top of every spec that runs dist/ or a fixture.
+ */
+export function useBuild(): void {
+  before(function () {
+    this.timeout(180_000);
+    ensureBuilt();
+  });
+}
+
+/**
+ * The node arguments that run `spec/fixtures/<fixture>.ts` (transpile only) with `args`.
+ *
+ * @throws Error unless {@link ensureBuilt} ran in this process: the fixtures run the compiled
+ * library (see spec/fixtures/compiled-library.ts), which must not be missing or stale.
+ */
+export function fixtureArgs(fixture: string, args: readonly string[] = []): string[] {
+  if (!isBuilt) throw new Error(`spec/fixtures/${fixture}.ts runs the compiled library: call ensureBuilt() in a before hook first`);
+  return ['-r', 'ts-node/register/transpile-only', join(ROOT, 'spec', 'fixtures', `${fixture}.ts`), ...args];
+}
+
+/** The environment for spawned processes: this process's, minus `ACP_WIRE_LOG`, plus `env`. */
+export function fixtureEnv(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const base = { ...process.env };
+  delete base.ACP_WIRE_LOG;
+  return { ...base, ...env };
+}
+
+/** How a process ended. */
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** Options of {@link spawnScript} and {@link spawnFixture}. */
+export interface SpawnOptions {
+  /** Added to the environment (see {@link fixtureEnv}). */
+  env?: NodeJS.ProcessEnv;
+  /** Node options before the script, e.g. `['--expose-gc']`. */
+  nodeArgs?: readonly string[];
+}
+
+/** A spawned node process with piped stdio, spoken to with raw NDJSON lines. */
+export interface SpawnedProcess {
+  readonly child: ChildProcess;
+  /** Its stdout lines. */
+  readonly stdout: LineReader;
+  /** Its stderr lines (and `stderr.text`, all of it). */
+  readonly stderr: LineReader;
+  /** Resolves once it has exited. */
+  readonly exited: Promise<Exit>;
+  /** Writes each item as one line to its stdin (a string as it is, anything else as JSON). */
+  send(...items: unknown[]): void;
+  /** Sends a request and resolves with the exact line of its response (taken from stdout). */
+  request(id: number | string, method: string, params?: unknown): Promise<string>;
+  /** Ends its stdin and resolves once it has exited; SIGKILLs it after `graceMs`, so a hang fails loudly. */
+  stop(graceMs?: number): Promise<Exit>;
+}
+
+const running = new Set<SpawnedProcess>();
+
+/** Spawns `node [nodeArgs] script ...args` from the repository root. Stop it with `stop()` or {@link stopAll}. */
+export function spawnScript(script: string, args: readonly string[] = [], options: SpawnOptions = {}): SpawnedProcess {
+  return spawnNode([...(options.nodeArgs ?? []), script, ...args], basename(script), options.env);
+}
+
+/** Spawns `spec/fixtures/<fixture>.ts` under ts-node (transpile only). Stop it with `stop()` or {@link stopAll}. */
+export function spawnFixture(fixture: string, args: readonly string[] = [], options: SpawnOptions = {}): SpawnedProcess {
+  return spawnNode([...(options.nodeArgs ?? []), ...fixtureArgs(fixture, args)], fixture, options.env);
+}
+
+function spawnNode(argv: readonly string[], name: string, env?: NodeJS.ProcessEnv): SpawnedProcess {
+  const child = spawn(process.execPath, argv, { cwd: ROOT, env: fixtureEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin!.on('error', () => {}); // EPIPE once the child has exited
+  const stdout = new LineReader(child.stdout!, { label: `${name} stdout` });
+  const exited = new Promise<Exit>((done) => child.once('exit', (code, signal) => done({ code, signal })));
+  const spawned: SpawnedProcess = {
+    child,
+    stdout,
+    stderr: new LineReader(child.stderr!, { label: `${name} stderr` }),
+    exited,
+    send: (...items) => writeLines(child.stdin!, ...items),
+    request: (id, method, params) => requestLine(child.stdin!, stdout, id, method, params),
+    stop: (graceMs = 5000) => stopProcess(spawned, graceMs),
   };
-  visit(pid);
-  return found;
+  running.add(spawned);
+  void exited.then(() => running.delete(spawned));
+  return spawned;
 }
 
-/**
- * Resolves once none of `pids` runs. No event tells when a process that is not our child ends, so
- * this polls; the test's timeout bounds it.
- */
-export async function processesEnded(pids: readonly number[]): Promise<void> {
-  while (pids.some(isRunning)) await new Promise((resolve) => setTimeout(resolve, 10));
+async function stopProcess({ child, exited }: SpawnedProcess, graceMs: number): Promise<Exit> {
+  if (child.exitCode !== null || child.signalCode !== null) return exited;
+  child.stdin!.end();
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  try {
+    return await exited;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
-/**
- * The pids of `pids` still running once all have ended or `graceMs` has passed (polling, as
- * {@link processesEnded}): for an assertion that a program's helpers end soon after it does.
- */
-export async function stillRunningAfter(pids: readonly number[], graceMs: number): Promise<number[]> {
-  const deadline = Date.now() + graceMs;
-  while (pids.some(isRunning) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-  return pids.filter(isRunning);
+/** Stops every process spawned here that is still running (for `after`/`afterEach` hooks). */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...running].map((spawned) => spawned.stop(2000)));
+}
+
+/** Resolves once `child` has exited and its stdio streams have closed, with its exit code and signal. */
+export function childClosed(child: ChildProcess): Promise<Exit> {
+  const isStdioClosed = child.stdio.every((stream) => stream === null || (stream as { closed?: boolean }).closed === true);
+  if ((child.exitCode !== null || child.signalCode !== null) && isStdioClosed) {
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  }
+  return new Promise((done) => child.once('close', (code, signal) => done({ code, signal })));
 }
 
 /**

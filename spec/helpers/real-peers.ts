@@ -1,18 +1,20 @@
 /**
  * Helpers for the specs that drive real ACP peers installed from npm (codex-acp, claude-code-acp,
- * acpx): where they are, a throwaway `$HOME` for each run, the text of their streams, and the
+ * acpx): where they are, a throwaway `$HOME` for each run, readers of their streams, and the
  * processes a run left behind.
  */
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { PROJECT_ROOT } from './wire';
+import { LineReader } from './lines';
+import { liveProcesses } from './process-table';
+import { ROOT } from './processes';
 
-const modules = join(PROJECT_ROOT, 'node_modules');
+const modules = join(ROOT, 'node_modules');
 
-/** The entry points of the real peers (exact devDependencies) and of the built acp-wire pieces. */
+/** The entry points of the real peers (exact devDependencies). */
 export const REAL_PEERS = {
   /** `@zed-industries/codex-acp`'s launcher script: it starts the native binary and waits for it. */
   codexAcp: join(modules, '@zed-industries', 'codex-acp', 'bin', 'codex-acp.js'),
@@ -22,23 +24,24 @@ export const REAL_PEERS = {
   acpx: join(modules, 'acpx', 'dist', 'cli.js'),
 } as const;
 
-/** The built conductor and peers (`npm run build`). */
-export const BUILT_PEERS = {
-  cli: join(PROJECT_ROOT, 'dist', 'bin', 'acp-wire.js'),
-  agent: join(PROJECT_ROOT, 'dist', 'examples', 'conformance-agent.js'),
-  proxy: join(PROJECT_ROOT, 'dist', 'examples', 'passthrough-proxy.js'),
-} as const;
-
 /** The installed version of an npm package (from its package.json). */
 export function installedVersion(name: string): string {
   return (JSON.parse(readFileSync(join(modules, name, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
-/** Throws a clear error unless the built pieces and the real peers are there. */
+/** Throws a clear error unless the real peers are installed (the build comes from `useBuild()`). */
 export function requireRealPeers(): void {
-  for (const file of [...Object.values(BUILT_PEERS), ...Object.values(REAL_PEERS)]) {
-    if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm ci\` and \`npm run build\` first`);
+  for (const file of Object.values(REAL_PEERS)) {
+    if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm ci\` first`);
   }
+}
+
+/** How long a wait on a real peer's stream lasts (its specs allow 60 s: real peers start slowly). */
+export const REAL_PEER_WAIT_MS = 50_000;
+
+/** A {@link LineReader} on a real peer's stream, its waits bounded by {@link REAL_PEER_WAIT_MS}. */
+export function peerReader(stream: Readable, label: string): LineReader {
+  return new LineReader(stream, { label, waitMs: REAL_PEER_WAIT_MS });
 }
 
 /** Quotes a word for a command line that `splitCommandLine` (and a POSIX shell) reads back as it is. */
@@ -103,59 +106,12 @@ export async function writeCodexConfig(home: TempHome, baseUrl: string): Promise
  */
 export function processesWithHome(home: TempHome): number[] {
   const needle = `\0HOME=${home.path}\0`;
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+  return liveProcesses().flatMap(({ pid }) => {
+    if (pid === process.pid) return [];
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (/^[ZX]/.test(stat.slice(stat.lastIndexOf(')') + 2))) continue;
-      if (`\0${readFileSync(`/proc/${entry}/environ`, 'utf8')}`.includes(needle)) found.push(Number(entry));
+      return `\0${readFileSync(`/proc/${pid}/environ`, 'utf8')}`.includes(needle) ? [pid] : [];
     } catch {
-      // Ended while we looked, or not ours to read.
+      return []; // ended while we looked, or not ours to read
     }
-  }
-  return found;
-}
-
-/** Collects a stream's text; awaits a pattern in it; splits it into lines. */
-export class StreamText {
-  text = '';
-  #isEnded = false;
-  #waiters: { pattern: RegExp; resolve(): void; reject(error: Error): void }[] = [];
-
-  constructor(
-    stream: Readable,
-    readonly label: string,
-  ) {
-    stream.setEncoding('utf8');
-    stream.on('data', (chunk: string) => {
-      this.text += chunk;
-      this.#waiters = this.#waiters.filter((waiter) => {
-        if (!waiter.pattern.test(this.text)) return true;
-        waiter.resolve();
-        return false;
-      });
-    });
-    stream.once('close', () => {
-      this.#isEnded = true;
-      for (const waiter of this.#waiters) waiter.reject(this.#notFound(waiter.pattern));
-      this.#waiters = [];
-    });
-  }
-
-  /** The complete lines so far. */
-  get lines(): string[] {
-    return this.text.split('\n').slice(0, -1);
-  }
-
-  /** Resolves once the text matches `pattern`; rejects if the stream closes first. */
-  waitFor(pattern: RegExp): Promise<void> {
-    if (pattern.test(this.text)) return Promise.resolve();
-    if (this.#isEnded) return Promise.reject(this.#notFound(pattern));
-    return new Promise((resolve, reject) => this.#waiters.push({ pattern, resolve, reject }));
-  }
-
-  #notFound(pattern: RegExp): Error {
-    return new Error(`${this.label} closed without ${String(pattern)}; its end: ${JSON.stringify(this.text.slice(-2000))}`);
-  }
+  });
 }

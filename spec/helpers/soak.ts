@@ -12,11 +12,6 @@ import { RpcError, type Connection, type JsonValue, type PreparedRequest, type S
 import { TraceChecker } from './trace-checker';
 import { seededRandom } from './random';
 
-export { seededRandom };
-
-export { TraceChecker } from './trace-checker';
-export type { CheckerReport } from './trace-checker';
-
 /** The method every soak request uses. */
 export const SOAK_METHOD = 'soak/work';
 

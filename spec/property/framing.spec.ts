@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
 import { FrameTooLargeError, JsonParseError, classify, encodeMessage } from '../../lib';
-import { decodeChunks, errorsOf, splitAt, valuesOf } from '../helpers/framing';
+import { decodeChunks, decodeErrorsOf, splitAt, valuesOf } from '../helpers/framing';
 import { cuts, fuzzParameters, garbageBytes, isLongFuzzRun, message } from '../helpers/fuzz';
 
 /** The NDJSON bytes of `messages`, with optional CRLF endings and blank lines between them. */
@@ -24,7 +24,7 @@ describe('framing properties', function () {
           fc.constantFrom('', '\n', ' \t\r\n', '\r\n\n'),
           (messages, at, crlf, blank) => {
             const events = decodeChunks(splitAt(ndjson(messages, crlf, blank), at));
-            expect(errorsOf(events)).to.deep.equal([]);
+            expect(decodeErrorsOf(events)).to.deep.equal([]);
             expect(valuesOf(events)).to.deep.equal(messages);
           },
         ),
@@ -58,7 +58,7 @@ describe('framing properties', function () {
             const events = decodeChunks(splitAt(bytes, at), { maxLineBytes: longest + slack }, end);
             const values = valuesOf(events);
             expect(values.slice(values.length - messages.length)).to.deep.equal(messages);
-            for (const error of errorsOf(events)) {
+            for (const error of decodeErrorsOf(events)) {
               expect(error).to.satisfy((e: unknown) => e instanceof JsonParseError || e instanceof FrameTooLargeError);
             }
           },
@@ -118,13 +118,13 @@ describe('framing properties', function () {
     it('is reported once as a JsonParseError under the default limit; the next line is delivered', () => {
       const events = decodeChunks([...chunked(garbage(), 65536), '\n{"a":1}\n']);
       expect(events.map((e) => e.kind)).to.deep.equal(['error', 'value']);
-      expect(errorsOf(events)[0]).to.be.instanceOf(JsonParseError);
+      expect(decodeErrorsOf(events)[0]).to.be.instanceOf(JsonParseError);
     });
 
     it('is reported once as a FrameTooLargeError over a small limit; the next line is delivered', () => {
       const events = decodeChunks([...chunked(garbage(), 4096), '\n{"a":1}\n'], { maxLineBytes: 1000 });
       expect(events.map((e) => e.kind)).to.deep.equal(['error', 'value']);
-      expect(errorsOf(events)[0]).to.be.instanceOf(FrameTooLargeError);
+      expect(decodeErrorsOf(events)[0]).to.be.instanceOf(FrameTooLargeError);
     });
 
     it('is reported once at end of input', () => {

@@ -8,19 +8,19 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { stillRunningAfter } from '../helpers/processes';
+import type { LineReader } from '../helpers/lines';
+import { stillRunningAfter } from '../helpers/process-table';
+import { CLI, CONFORMANCE_AGENT, PASSTHROUGH_PROXY, ROOT, useBuild } from '../helpers/processes';
 import {
-  BUILT_PEERS,
   REAL_PEERS,
-  StreamText,
   commandLine,
   installedVersion,
   makeTempHome,
+  peerReader,
   processesWithHome,
   requireRealPeers,
   type TempHome,
 } from '../helpers/real-peers';
-import { PROJECT_ROOT } from '../helpers/wire';
 
 const PROMPT = 'one two three four five six';
 
@@ -51,22 +51,22 @@ const REPLY = `echo: ${PROMPT}`;
 /** What acpx writes on stderr when a message fails its schema (it then drops the message). */
 const SCHEMA_REJECTION = /Error handling (notification|request|response)|Invalid params|-32602/;
 
-const AGENT = commandLine('node', BUILT_PEERS.agent);
-const PASSTHROUGH = commandLine('node', BUILT_PEERS.proxy);
-const PACING = commandLine('node', '-r', require.resolve('ts-node/register/transpile-only'), join(PROJECT_ROOT, 'spec', 'fixtures', 'pacing-proxy.ts'), '60000');
+const AGENT = commandLine('node', CONFORMANCE_AGENT);
+const PASSTHROUGH = commandLine('node', PASSTHROUGH_PROXY);
+const PACING = commandLine('node', '-r', require.resolve('ts-node/register/transpile-only'), join(ROOT, 'spec', 'fixtures', 'pacing-proxy.ts'), '60000');
 
 /** The agent commands acpx is pointed at (`--agent`). */
 const AGENTS = {
   direct: AGENT,
-  conducted: commandLine('node', BUILT_PEERS.cli, 'conduct', PASSTHROUGH, PASSTHROUGH, AGENT),
+  conducted: commandLine('node', CLI, 'conduct', PASSTHROUGH, PASSTHROUGH, AGENT),
   /** A turn that takes a minute, unless cancelled. */
-  slow: commandLine('node', BUILT_PEERS.cli, 'conduct', PACING, AGENT),
+  slow: commandLine('node', CLI, 'conduct', PACING, AGENT),
 } as const;
 
 interface Acpx {
   readonly child: ChildProcess;
-  readonly stdout: StreamText;
-  readonly stderr: StreamText;
+  readonly stdout: LineReader;
+  readonly stderr: LineReader;
   readonly exited: Promise<[number | null, NodeJS.Signals | null]>;
 }
 
@@ -78,16 +78,17 @@ function acpx(home: TempHome, agent: string, args: readonly string[], options: {
   const child = spawn(process.execPath, [REAL_PEERS.acpx, '--agent', agent, ...args], {
     cwd: home.path,
     // The pacing proxy runs under ts-node, from acpx's working directory: point it at the project.
-    env: home.env({ TS_NODE_PROJECT: join(PROJECT_ROOT, 'tsconfig.json') }),
+    env: home.env({ TS_NODE_PROJECT: join(ROOT, 'tsconfig.json') }),
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: options.detached === true,
   });
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-  return { child, stdout: new StreamText(child.stdout!, 'acpx stdout'), stderr: new StreamText(child.stderr!, 'acpx stderr'), exited };
+  return { child, stdout: peerReader(child.stdout!, 'acpx stdout'), stderr: peerReader(child.stderr!, 'acpx stderr'), exited };
 }
 
 describe(`acpx ${installedVersion('acpx')} (real ACP v1 client) against the conformance agent`, function () {
   this.timeout(60_000);
+  useBuild();
   let home: TempHome;
 
   beforeEach(async () => {
@@ -122,7 +123,7 @@ describe(`acpx ${installedVersion('acpx')} (real ACP v1 client) against the conf
 
   it('ends a turn [done] cancelled and exits 0 on SIGINT (Ctrl-C) mid-turn, through acp-wire conduct', async () => {
     const run = acpx(home, AGENTS.slow, ['exec', PROMPT]);
-    await run.stdout.waitFor(/echo: /);
+    await run.stdout.findText(/echo: /);
     run.child.kill('SIGINT');
     expect(await run.exited).to.deep.equal([0, null]);
     expect(run.stdout.text).not.to.include(REPLY);
@@ -135,9 +136,9 @@ describe(`acpx ${installedVersion('acpx')} (real ACP v1 client) against the conf
     // acpx does not detach its agent: a Ctrl-C reaches acpx and `acp-wire conduct` at once. The
     // conductor keeps routing until acpx has cancelled the turn and ended its stdin.
     const run = acpx(home, AGENTS.slow, ['exec', PROMPT], { detached: true });
-    await run.stdout.waitFor(/echo: /);
+    await run.stdout.findText(/echo: /);
     const members = processGroupMembers(run.child.pid!);
-    expect(members.some((pid) => commandOf(pid).includes(BUILT_PEERS.cli)), 'the conductor is in acpx\'s process group').to.equal(true);
+    expect(members.some((pid) => commandOf(pid).includes(CLI)), 'the conductor is in acpx\'s process group').to.equal(true);
     process.kill(-run.child.pid!, 'SIGINT');
     expect(await run.exited, run.stderr.text).to.deep.equal([0, null]);
     expect(run.stdout.text).not.to.include(REPLY);
@@ -151,7 +152,7 @@ describe(`acpx ${installedVersion('acpx')} (real ACP v1 client) against the conf
     expect(await created.exited, created.stderr.text).to.deep.equal([0, null]);
     const prompt = acpx(home, AGENTS.slow, ['prompt', PROMPT]);
     try {
-      await prompt.stdout.waitFor(/echo: /);
+      await prompt.stdout.findText(/echo: /);
       const cancel = acpx(home, AGENTS.slow, ['cancel']);
       expect(await cancel.exited, cancel.stderr.text).to.deep.equal([0, null]);
       expect(await prompt.exited).to.deep.equal([0, null]);

@@ -5,29 +5,29 @@
  */
 import { expect } from 'chai';
 import { AcpClient, RpcError, spawnConnection, type ChildConnection } from '../../lib';
-import { descendants, isRunning } from '../helpers/processes';
+import type { LineReader } from '../helpers/lines';
+import { descendants, isRunning } from '../helpers/process-table';
+import { CLI, PASSTHROUGH_PROXY, ROOT, useBuild } from '../helpers/processes';
 import {
-  BUILT_PEERS,
   REAL_PEERS,
-  StreamText,
   commandLine,
   installedVersion,
   makeTempHome,
+  peerReader,
   processesWithHome,
   requireRealPeers,
   type TempHome,
 } from '../helpers/real-peers';
-import { PROJECT_ROOT } from '../helpers/wire';
 
 interface Run {
   readonly peer: ChildConnection;
-  readonly stdout: StreamText;
-  readonly stderr: StreamText;
+  readonly stdout: LineReader;
+  readonly stderr: LineReader;
   readonly client: AcpClient;
 }
 
 /** The parsed line that answers request `id`. */
-function answerLine(stdout: StreamText, id: unknown): Record<string, unknown> {
+function answerLine(stdout: LineReader, id: unknown): Record<string, unknown> {
   const answers = stdout.lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((message) => message.id === id && !('method' in message));
   expect(answers, `answers to request ${String(id)}`).to.have.lengthOf(1);
   return answers[0]!;
@@ -35,14 +35,15 @@ function answerLine(stdout: StreamText, id: unknown): Record<string, unknown> {
 
 describe(`claude-code-acp ${installedVersion('@zed-industries/claude-code-acp')} (real agent), directly and through acp-wire conduct`, function () {
   this.timeout(60_000);
+  useBuild();
   let home: TempHome;
   let direct: Run;
   let conducted: Run;
 
   function start(argv: readonly string[], label: string): Run {
     const [command, ...args] = argv;
-    const peer = spawnConnection(command!, args, { cwd: PROJECT_ROOT, env: home.env(), stderr: 'pipe' });
-    return { peer, stdout: new StreamText(peer.child.stdout!, `${label} stdout`), stderr: new StreamText(peer.child.stderr!, `${label} stderr`), client: new AcpClient(peer.connection) };
+    const peer = spawnConnection(command!, args, { cwd: ROOT, env: home.env(), stderr: 'pipe' });
+    return { peer, stdout: peerReader(peer.child.stdout!, `${label} stdout`), stderr: peerReader(peer.child.stderr!, `${label} stderr`), client: new AcpClient(peer.connection) };
   }
 
   before(async () => {
@@ -50,7 +51,7 @@ describe(`claude-code-acp ${installedVersion('@zed-industries/claude-code-acp')}
     home = await makeTempHome('claude-code');
     direct = start([process.execPath, REAL_PEERS.claudeCodeAcp], 'claude-code-acp');
     conducted = start(
-      [process.execPath, BUILT_PEERS.cli, 'conduct', commandLine('node', BUILT_PEERS.proxy), commandLine('node', BUILT_PEERS.proxy), commandLine('node', REAL_PEERS.claudeCodeAcp)],
+      [process.execPath, CLI, 'conduct', commandLine('node', PASSTHROUGH_PROXY), commandLine('node', PASSTHROUGH_PROXY), commandLine('node', REAL_PEERS.claudeCodeAcp)],
       'acp-wire conduct',
     );
   });

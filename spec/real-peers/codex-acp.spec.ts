@@ -7,20 +7,20 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { AcpClient, spawnConnection, type ChildConnection, type PromptTurn, type SessionUpdate } from '../../lib';
 import { HOLD_MARKER, startFakeModelServer, type FakeModelServer } from '../fixtures/fake-model-server';
-import { descendants, isRunning } from '../helpers/processes';
+import type { LineReader } from '../helpers/lines';
+import { descendants, isRunning } from '../helpers/process-table';
+import { CLI, PASSTHROUGH_PROXY, ROOT, useBuild } from '../helpers/processes';
 import {
-  BUILT_PEERS,
   REAL_PEERS,
-  StreamText,
   commandLine,
   installedVersion,
   makeTempHome,
+  peerReader,
   processesWithHome,
   requireRealPeers,
   writeCodexConfig,
   type TempHome,
 } from '../helpers/real-peers';
-import { PROJECT_ROOT } from '../helpers/wire';
 
 /** What codex answers to `$/cancel_request`, a notification it does not know: an error without an id. */
 const CANCEL_REQUEST_ANSWER = '{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found","data":"$/cancel_request"}}';
@@ -46,11 +46,11 @@ const ROUTES: readonly Route[] = [
     name: 'through `acp-wire conduct` with two passthrough proxies (codex started with `npx`)',
     argv: [
       process.execPath,
-      BUILT_PEERS.cli,
+      CLI,
       'conduct',
       '--trace',
-      commandLine('node', BUILT_PEERS.proxy),
-      commandLine('node', BUILT_PEERS.proxy),
+      commandLine('node', PASSTHROUGH_PROXY),
+      commandLine('node', PASSTHROUGH_PROXY),
       'npx --no-install codex-acp',
     ],
     // conductor, two proxies, npm exec, sh -c, the launcher, the binary
@@ -94,14 +94,15 @@ function answersTo(lines: readonly string[], id: number): unknown[] {
 
 describe(`codex-acp ${installedVersion('@zed-industries/codex-acp')} (real agent) with a fake model on 127.0.0.1`, function () {
   this.timeout(60_000);
+  useBuild();
 
   for (const route of ROUTES) {
     describe(route.name, () => {
       let server: FakeModelServer;
       let home: TempHome;
       let peer: ChildConnection | undefined;
-      let stdout: StreamText;
-      let stderr: StreamText;
+      let stdout: LineReader;
+      let stderr: LineReader;
       let client: AcpClient;
       let sessionId: string;
 
@@ -112,13 +113,13 @@ describe(`codex-acp ${installedVersion('@zed-industries/codex-acp')} (real agent
         await writeCodexConfig(home, server.baseUrl);
         const [command, ...args] = route.argv;
         peer = spawnConnection(command!, args, {
-          cwd: PROJECT_ROOT,
+          cwd: ROOT,
           env: home.env({ OPENAI_API_KEY: 'sk-fake-key-for-a-local-server', npm_config_offline: 'true', npm_config_update_notifier: 'false' }),
           stderr: 'pipe',
           killTimeoutMs: 2000,
         });
-        stdout = new StreamText(peer.child.stdout!, `${route.name} stdout`);
-        stderr = new StreamText(peer.child.stderr!, `${route.name} stderr`);
+        stdout = peerReader(peer.child.stdout!, `${route.name} stdout`);
+        stderr = peerReader(peer.child.stderr!, `${route.name} stderr`);
         client = new AcpClient(peer.connection);
       });
 
@@ -165,10 +166,10 @@ describe(`codex-acp ${installedVersion('@zed-industries/codex-acp')} (real agent
         await firstText;
         expect(turn.request.cancel()).to.equal(true);
         if (route.cancelAnswerOn === 'stdout') {
-          await stdout.waitFor(new RegExp(`^${escape(CANCEL_REQUEST_ANSWER)}$`, 'm'));
+          await stdout.findText(new RegExp(`^${escape(CANCEL_REQUEST_ANSWER)}$`, 'm'));
         } else {
           // The conductor drops it at the agent's hop; its trace shows that codex sent it.
-          await stderr.waitFor(/Method not found.*\$\/cancel_request/);
+          await stderr.findText(/Method not found.*\$\/cancel_request/);
           expect(stdout.lines.filter((line) => !('id' in (JSON.parse(line) as object))).filter((line) => line.includes('"error"'))).to.deep.equal([]);
         }
         held.finish();
@@ -190,6 +191,7 @@ describe(`codex-acp ${installedVersion('@zed-industries/codex-acp')} (real agent
 
 describe('a Ctrl-C of `acp-wire conduct` running codex-acp', function () {
   this.timeout(60_000);
+  useBuild();
   let server: FakeModelServer;
   let home: TempHome;
 
@@ -208,17 +210,17 @@ describe('a Ctrl-C of `acp-wire conduct` running codex-acp', function () {
 
   it('shuts the chain down and leaves no process of it behind', async () => {
     // A terminal's Ctrl-C goes to its foreground process group: here, a group of the conductor's own.
-    const conductor = spawn(process.execPath, [BUILT_PEERS.cli, 'conduct', commandLine('node', BUILT_PEERS.proxy), commandLine('node', REAL_PEERS.codexAcp)], {
-      cwd: PROJECT_ROOT,
+    const conductor = spawn(process.execPath, [CLI, 'conduct', commandLine('node', PASSTHROUGH_PROXY), commandLine('node', REAL_PEERS.codexAcp)], {
+      cwd: ROOT,
       env: home.env({ OPENAI_API_KEY: 'sk-fake-key-for-a-local-server' }),
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
     });
     const exited = once(conductor, 'exit');
-    const stdout = new StreamText(conductor.stdout!, 'conductor stdout');
-    const stderr = new StreamText(conductor.stderr!, 'conductor stderr');
+    const stdout = peerReader(conductor.stdout!, 'conductor stdout');
+    const stderr = peerReader(conductor.stderr!, 'conductor stderr');
     conductor.stdin!.write('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}\n');
-    await stdout.waitFor(/"id":1,"result":\{"protocolVersion":1/);
+    await stdout.findText(/"id":1,"result":\{"protocolVersion":1/);
     const chain = descendants(conductor.pid!);
     expect(chain.length, 'proxy, launcher and binary').to.be.at.least(3);
     process.kill(-conductor.pid!, 'SIGINT');

@@ -3,9 +3,6 @@
  * and `acp-wire conduct --listen` with components named by URL. Real processes; needs dist/.
  */
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   HttpStatusError,
@@ -17,21 +14,16 @@ import {
   listenTcp,
   type TcpListener,
 } from '../../lib';
-import { ensureBuilt } from '../helpers/agent';
+import { rejectionOf } from '../helpers/async';
 import { spawnConductor } from '../helpers/chain';
-import { LineCollector, TextCollector } from '../helpers/wire';
-import { rejectionOf } from './remote-helpers';
+import { parseMessage } from '../helpers/messages';
+import { childProcesses } from '../helpers/process-table';
+import { CLI, CONFORMANCE_AGENT, childClosed, spawnScript, stopAll, useBuild, type SpawnedProcess } from '../helpers/processes';
 
-const ROOT = join(__dirname, '..', '..');
-const BIN = join(ROOT, 'dist', 'bin', 'acp-wire.js');
-const AGENT = `${process.execPath} ${join(ROOT, 'dist', 'examples', 'conformance-agent.js')}`;
+const AGENT = `${process.execPath} ${CONFORMANCE_AGENT}`;
 const CLIENT_INIT = { protocolVersion: 2, info: { name: 'spec-client', version: '1.0.0' } };
 
-interface Cli {
-  readonly child: ChildProcess;
-  readonly stdout: LineCollector;
-  readonly stderr: TextCollector;
-  readonly exited: Promise<number | null>;
+interface Cli extends SpawnedProcess {
   /** The URL of its `listening URL` first line. */
   readonly url: string;
 }
@@ -40,16 +32,14 @@ const running = new Set<Cli>();
 
 /** Starts `acp-wire <args>` and waits for its `listening ws://…` line. */
 async function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cli> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))));
-  const stdout = new LineCollector(child.stdout!, `acp-wire ${args[0]}`);
-  const stderr = new TextCollector(child.stderr!);
-  const [first] = await stdout.waitFor(1).catch((error: Error) => {
+  const spawned = spawnScript(CLI, args, { env });
+  const { stdout, stderr, exited } = spawned;
+  const first = await stdout.take().catch((error: Error) => {
     throw new Error(`${error.message}\nstderr: ${stderr.text}`);
   });
-  const match = /^listening (ws:\/\/127\.0\.0\.1:\d+\/acp)$/.exec(first!);
+  const match = /^listening (ws:\/\/127\.0\.0\.1:\d+\/acp)$/.exec(first);
   if (!match) throw new Error(`unexpected first line ${JSON.stringify(first)}; stderr: ${stderr.text}`);
-  const cli = { child, stdout, stderr, exited, url: match[1]! };
+  const cli = { ...spawned, url: match[1]! };
   running.add(cli);
   void exited.then(() => running.delete(cli));
   return cli;
@@ -58,23 +48,13 @@ async function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cl
 /** Stops a CLI with SIGTERM and returns its exit code. */
 async function stopCli(cli: Cli): Promise<number | null> {
   cli.child.kill('SIGTERM');
-  return cli.exited;
+  const { code, signal } = await cli.exited;
+  return code ?? (signal ? -1 : null);
 }
 
 /** The pids of the live children of `pid` (from /proc). */
 function childrenOf(pid: number): number[] {
-  const children: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[1]) === pid && fields[0] !== 'Z') children.push(Number(entry));
-    } catch {
-      // The process ended while we looked.
-    }
-  }
-  return children;
+  return childProcesses(pid).map((child) => child.pid);
 }
 
 /** Waits (polling /proc: another process's children have no event here) until `pid` has `count` children. */
@@ -88,13 +68,11 @@ async function untilChildren(pid: number, count: number): Promise<number[]> {
 }
 
 describe('acp-wire serve and remote chains (real processes)', () => {
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
 
   afterEach(async () => {
     await Promise.all([...running].map(stopCli));
+    await stopAll();
   });
 
   describe('acp-wire serve', () => {
@@ -162,11 +140,9 @@ describe('acp-wire serve and remote chains (real processes)', () => {
         [['serve', 'node "agent.js'], 'cannot split the command "node \\"agent.js": a double quote is not closed'],
       ];
       for (const [args, problem] of cases) {
-        const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-        const stdout = new TextCollector(child.stdout!);
-        const stderr = new TextCollector(child.stderr!);
-        const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-        expect({ code, stdout: stdout.text, stderr: stderr.text }, args.join(' ')).to.deep.equal({
+        const run = spawnScript(CLI, args);
+        const { code } = await childClosed(run.child);
+        expect({ code, stdout: run.stdout.text, stderr: run.stderr.text }, args.join(' ')).to.deep.equal({
           code: 2,
           stdout: '',
           stderr: `acp-wire serve: ${problem} (see acp-wire serve --help)\n`,
@@ -175,13 +151,12 @@ describe('acp-wire serve and remote chains (real processes)', () => {
     });
 
     it('serve --help prints its usage on stdout and exits 0', async () => {
-      const child = spawn(process.execPath, [BIN, 'serve', '--help'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-      const stdout = new TextCollector(child.stdout!);
-      const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+      const run = spawnScript(CLI, ['serve', '--help']);
+      const { code } = await childClosed(run.child);
       expect(code).to.equal(0);
-      expect(stdout.text.split('\n')[0]).to.equal('usage: acp-wire serve [options] [--] "<agent command>"');
+      expect(run.stdout.text.split('\n')[0]).to.equal('usage: acp-wire serve [options] [--] "<agent command>"');
       for (const option of ['--host HOST', '--port PORT', '--path PATH', '--allow-origin ORIGIN', '--max-clients N', '--kill-timeout MS', '-h, --help']) {
-        expect(stdout.text).to.include(`  ${option} `);
+        expect(run.stdout.text).to.include(`  ${option} `);
       }
     });
   });
@@ -225,12 +200,12 @@ describe('acp-wire serve and remote chains (real processes)', () => {
     it('conduct on stdio connects a URL agent, and the client\'s exchange goes through it', async () => {
       const serve = await startCli(['serve', AGENT]);
       const chain = spawnConductor([serve.url]);
-      const answer = await chain.request(0, 'initialize', CLIENT_INIT);
+      const answer = parseMessage(await chain.request(0, 'initialize', CLIENT_INIT));
       expect(answer).to.have.nested.property('result.info.name', 'acp-wire-conformance-agent');
-      expect(await chain.request(1, '_test/echo', { via: 'stdio then ws' })).to.deep.equal({ jsonrpc: '2.0', id: 1, result: { via: 'stdio then ws' } });
+      expect(parseMessage(await chain.request(1, '_test/echo', { via: 'stdio then ws' }))).to.deep.equal({ jsonrpc: '2.0', id: 1, result: { via: 'stdio then ws' } });
       // The served agent runs while the chain does, and ends with it.
       await untilChildren(serve.child.pid!, 1);
-      expect(await chain.end()).to.deep.equal({ code: 0, signal: null });
+      expect(await chain.stop()).to.deep.equal({ code: 0, signal: null });
       await untilChildren(serve.child.pid!, 0);
     });
 
@@ -244,7 +219,7 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       await untilChildren(serve.child.pid!, 2);
       await Promise.all(clients.map((client) => client.close()));
       await untilChildren(serve.child.pid!, 0);
-      expect(await chain.end()).to.deep.equal({ code: 0, signal: null });
+      expect(await chain.stop()).to.deep.equal({ code: 0, signal: null });
     });
 
     it('conduct --listen --max-chains 1 refuses a second client with 503 and serves the first', async () => {
@@ -253,7 +228,7 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       expect(await first.sendRequest('initialize', CLIENT_INIT)).to.have.property('protocolVersion', 2);
       const refused = await rejectionOf(connectWebSocket(conductor.url));
       expect(refused).to.be.instanceOf(HttpStatusError).and.include({ status: 503 });
-      await conductor.stderr.waitFor(/conductor warn refused a client from 127\.0\.0\.1:\d+: client limit reached \(1 open\)/);
+      await conductor.stderr.findText(/conductor warn refused a client from 127\.0\.0\.1:\d+: client limit reached \(1 open\)/);
       expect(await first.sendRequest('_test/echo', ['still served'])).to.deep.equal(['still served']);
       await first.close();
       expect(await stopCli(conductor)).to.equal(143);
@@ -264,7 +239,7 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       const client = await connectWebSocket(conductor.url);
       const error = await rejectionOf(client.sendRequest('initialize', CLIENT_INIT));
       expect(error).to.have.property('name', 'ConnectionClosedError');
-      await conductor.stderr.waitFor(/could not connect a component/);
+      await conductor.stderr.findText(/could not connect a component/);
       expect(await stopCli(conductor)).to.equal(1);
     });
   });

@@ -3,18 +3,15 @@
  * lines of the stdio wire specs, one message per text frame. Needs dist/ (built when stale).
  */
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
-import { CLIENT_INIT, INIT_RESULT, ensureBuilt } from '../helpers/agent';
-import { LineCollector } from '../helpers/wire';
+import { CLIENT_INIT, INIT_RESULT } from '../helpers/conformance-agent';
+import { CLI, CONFORMANCE_AGENT, spawnScript, useBuild, type SpawnedProcess } from '../helpers/processes';
 import { connectRawWebSocket, type RawWebSocket } from './remote-helpers';
 
-const ROOT = join(__dirname, '..', '..');
 const CANCEL = (id: unknown): object => ({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } });
 const CANCELLED = (id: unknown): string => `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"error":{"code":-32800,"message":"Request cancelled"}}`;
 
 describe('conformance agent over WebSocket (acp-wire serve)', () => {
-  let serve: ChildProcess;
+  let serve: SpawnedProcess;
   let url: string;
   let socket: RawWebSocket;
 
@@ -24,22 +21,15 @@ describe('conformance agent over WebSocket (acp-wire serve)', () => {
     return (await socket.lines.next())[0]!;
   }
 
-  before(async function () {
-    this.timeout(180_000);
-    ensureBuilt();
-    serve = spawn(process.execPath, [join(ROOT, 'dist', 'bin', 'acp-wire.js'), 'serve', `${process.execPath} ${join(ROOT, 'dist', 'examples', 'conformance-agent.js')}`], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    serve.stderr!.resume();
-    const [line] = await new LineCollector(serve.stdout!, 'serve').waitFor(1);
-    url = line!.replace('listening ', '');
+  useBuild();
+  before(async () => {
+    serve = spawnScript(CLI, ['serve', `${process.execPath} ${CONFORMANCE_AGENT}`]);
+    url = (await serve.stdout.take()).replace('listening ', '');
   });
 
   after(async () => {
-    const exited = new Promise((resolve) => serve.once('exit', resolve));
-    serve.kill('SIGTERM');
-    expect(await exited).to.equal(143);
+    serve.child.kill('SIGTERM');
+    expect((await serve.exited).code).to.equal(143);
   });
 
   beforeEach(async () => {

@@ -16,8 +16,9 @@ import {
   type RemoteListener,
 } from '../../lib';
 import { startFaultProxy, type FaultProxy } from '../fixtures/fault-proxy';
-import { WireTap } from './sdk-peers';
-import { closeOf, expectTcpHandles, rejectionOf, serveEcho, tcpHandles } from './remote-helpers';
+import { LineRecorder } from '../helpers/acp-lines';
+import { rejectionOf } from '../helpers/async';
+import { closeOf, expectTcpHandles, serveEcho, tcpHandles } from './remote-helpers';
 
 const FAST_HEARTBEAT = { intervalMs: 100, timeoutMs: 300 };
 
@@ -26,12 +27,12 @@ describe('WebSocket under network faults (fault proxy)', () => {
   let listener: RemoteListener;
   let proxy: FaultProxy;
   let agents: { connection: Connection; closed: ReturnType<typeof closeOf> }[];
-  let tap: WireTap;
+  let tap: LineRecorder;
 
   beforeEach(async () => {
     baseline = tcpHandles();
     agents = [];
-    tap = new WireTap();
+    tap = new LineRecorder();
     listener = await listenRemote({ heartbeat: FAST_HEARTBEAT, logger: tap }, (connection) => {
       serveEcho(connection);
       agents.push({ connection, closed: closeOf(connection) });
@@ -73,7 +74,7 @@ describe('WebSocket under network faults (fault proxy)', () => {
     await client.sendRequest('echo', ['barrier']);
     proxy.resetAfter('toTarget', 1000);
     const cut = client.sendRequest('echo', ['x'.repeat(10_000)]);
-    const [sleepError, cutError] = await Promise.all([rejectionOf(sleeping), rejectionOf(cut)]);
+    const [sleepError, cutError] = await Promise.all([rejectionOf<Error>(sleeping), rejectionOf<Error>(cut)]);
     expect(sleepError).to.be.instanceOf(ConnectionClosedError).and.include({ method: 'sleep', reason: 'input error' });
     expect(cutError).to.be.instanceOf(ConnectionClosedError).and.include({ method: 'echo' });
     expect(sleepError.cause).to.be.instanceOf(WebSocketCloseError).and.include({ closeCode: 1006, isLocal: false });
@@ -91,10 +92,10 @@ describe('WebSocket under network faults (fault proxy)', () => {
     const agent = agents[0]!;
     const fromAgent = agent.connection.sendRequest('client/never');
     proxy.blackhole();
-    const clientError = await rejectionOf(sleeping);
+    const clientError = await rejectionOf<Error>(sleeping);
     expect(clientError).to.be.instanceOf(ConnectionClosedError).and.include({ reason: 'input error', method: 'sleep' });
     expect(clientError.cause).to.be.instanceOf(HeartbeatTimeoutError).and.include({ timeoutMs: 300, code: 'ACP_WIRE_HEARTBEAT_TIMEOUT' });
-    const agentError = await rejectionOf(fromAgent);
+    const agentError = await rejectionOf<Error>(fromAgent);
     expect(agentError).to.be.instanceOf(ConnectionClosedError);
     expect(agentError.cause).to.be.instanceOf(HeartbeatTimeoutError);
   });

@@ -7,7 +7,8 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
 import { HeartbeatTimeoutError, connectWebSocket, listenRemote, type Connection, type RemoteListener } from '../../lib';
-import { closeOf, connectRawWebSocket, rejectionOf, expectTcpHandles, serveEcho, tcpHandles } from './remote-helpers';
+import { rejectionOf } from '../helpers/async';
+import { closeOf, connectRawWebSocket, expectTcpHandles, serveEcho, tcpHandles } from './remote-helpers';
 
 describe('WebSocket heartbeat', () => {
   let baseline: number;
@@ -44,7 +45,7 @@ describe('WebSocket heartbeat', () => {
     expect(reason).to.equal('input error');
     expect(error).to.be.instanceOf(HeartbeatTimeoutError).and.include({ timeoutMs: 150 });
     expect(closed.code).to.equal(1006);
-    expect((await rejectionOf(pending)).cause).to.equal(error);
+    expect((await rejectionOf<Error>(pending)).cause).to.equal(error);
   });
 
   it('keeps a live peer whose pong waits unread in the socket when this process was stalled past the timeout', async () => {

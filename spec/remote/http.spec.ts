@@ -12,7 +12,8 @@ import {
   type RemoteClientInfo,
   type RemoteListener,
 } from '../../lib';
-import { closeOf, expectTcpHandles, rejectionOf, serveEcho, tcpHandles } from './remote-helpers';
+import { rejectionOf } from '../helpers/async';
+import { closeOf, expectTcpHandles, serveEcho, tcpHandles } from './remote-helpers';
 
 const INITIALIZE = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 2 } };
 
@@ -97,7 +98,7 @@ describe('Streamable HTTP transport', () => {
       listener = await listenRemote({ transports: ['http'], token: 'right' }, serveEcho);
       const client = connectHttp(listener.httpUrl, { token: 'wrong' });
       const closed = closeOf(client);
-      const error = await rejectionOf(client.sendRequest('initialize', {}));
+      const error = await rejectionOf<Error>(client.sendRequest('initialize', {}));
       expect(error).to.be.instanceOf(ConnectionClosedError);
       expect(error.cause).to.be.instanceOf(HttpStatusError).and.include({ status: 401 });
       expect((await closed).reason).to.equal('input error');
@@ -105,7 +106,7 @@ describe('Streamable HTTP transport', () => {
 
     it('closes with an error when the first message is not initialize', async () => {
       const client = connectHttp(listener.httpUrl);
-      const error = await rejectionOf(client.sendRequest('echo'));
+      const error = await rejectionOf<Error>(client.sendRequest('echo'));
       expect(error).to.be.instanceOf(ConnectionClosedError);
       expect(String((error.cause as Error).message)).to.match(/must be an initialize request/);
       expect(accepted).to.have.length(0);

@@ -8,7 +8,7 @@ import { PassThrough } from 'node:stream';
 import { setImmediate as nextMacrotask } from 'node:timers/promises';
 import WebSocket from 'ws';
 import { RpcError, type Connection, type JsonValue } from '../../lib';
-import { LineCollector, writeLines } from '../helpers/wire';
+import { LineReader, writeLines } from '../helpers/lines';
 
 /** How a WebSocket closed, as its client saw it. */
 export interface CloseEvent {
@@ -19,7 +19,7 @@ export interface CloseEvent {
 /** A raw `ws` client: each text frame received is one collected line; `send` sends one frame per item. */
 export interface RawWebSocket {
   readonly ws: WebSocket;
-  readonly lines: LineCollector;
+  readonly lines: LineReader;
   /** Resolves when the socket has closed, with the close code the client saw. */
   readonly closed: Promise<CloseEvent>;
   /** Sends each item as one text frame (strings as they are, anything else JSON-encoded). */
@@ -32,7 +32,7 @@ export interface RawWebSocket {
 export async function connectRawWebSocket(url: string, options: WebSocket.ClientOptions = {}): Promise<RawWebSocket> {
   const ws = new WebSocket(url, { perMessageDeflate: false, ...options });
   const frames = new PassThrough();
-  const lines = new LineCollector(frames, 'raw WebSocket');
+  const lines = new LineReader(frames, { label: 'raw WebSocket' });
   ws.on('message', (data: Buffer, isBinary) => {
     if (!isBinary) writeLines(frames, data.toString('utf8'));
   });
@@ -114,16 +114,6 @@ export function serveEcho(connection: Connection): void {
 export function closeOf(connection: Connection): Promise<{ reason: string; error?: Error }> {
   if (connection.isClosed) return Promise.resolve({ reason: connection.closeReason! });
   return new Promise((resolve) => connection.once('close', (reason, error) => resolve({ reason, error })));
-}
-
-/** The error a promise rejects with (fails if it resolves). */
-export async function rejectionOf(promise: PromiseLike<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  expect.fail('expected a rejection');
 }
 
 /** Counts this process's open TCP handles (sockets and servers). */

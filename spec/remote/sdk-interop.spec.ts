@@ -10,9 +10,11 @@ import { expect } from 'chai';
 import WebSocket from 'ws';
 import { serveConformanceAgent } from '../../examples/conformance-agent';
 import { RpcError, connectHttp, connectWebSocket, listenRemote, type Connection, type RemoteListener, type RemoteTransport } from '../../lib';
-import { acpErrors, agentLineErrors, isAcpMethod } from '../helpers/acp-schema';
-import { expectTcpHandles, rejectionOf, tcpHandles } from './remote-helpers';
-import { SDK_AGENT_INFO, WireTap, startSdkServer, type SdkServer } from './sdk-peers';
+import { rejectionOf } from '../helpers/async';
+import { LineRecorder } from '../helpers/acp-lines';
+import { acpErrors, agentLineErrors } from '../helpers/acp-schema';
+import { expectTcpHandles, tcpHandles } from './remote-helpers';
+import { SDK_AGENT_INFO, startSdkServer, type SdkServer } from './sdk-peers';
 
 /** The SDK client stream of a transport. */
 type SdkStreamFactory = (listener: RemoteListener) => acp.Stream;
@@ -23,29 +25,10 @@ const SDK_CLIENTS: Record<string, SdkStreamFactory> = {
 };
 
 /** The acp-wire client of a transport, connected to a server on `port`. */
-const WIRE_CLIENTS: Record<string, (port: number, tap: WireTap) => Promise<Connection>> = {
+const WIRE_CLIENTS: Record<string, (port: number, tap: LineRecorder) => Promise<Connection>> = {
   websocket: (port, tap) => connectWebSocket(`ws://127.0.0.1:${port}/acp`, { logger: tap }),
   http: (port, tap) => Promise.resolve(connectHttp(`http://127.0.0.1:${port}/acp`, { logger: tap })),
 };
-
-/** Every ACP line of a tap, checked against the schema; methods of answers looked up by id. */
-function schemaErrors(tap: WireTap): { checked: number; errors: string[] } {
-  const methodOf = new Map<unknown, string>();
-  for (const line of tap.received) {
-    const message = JSON.parse(line) as { id?: unknown; method?: string };
-    if (message.method !== undefined && message.id !== undefined) methodOf.set(message.id, message.method);
-  }
-  let checked = 0;
-  const errors: string[] = [];
-  for (const line of tap.sent) {
-    const message = JSON.parse(line) as { id?: unknown; method?: string };
-    const method = message.method ?? methodOf.get(message.id) ?? '';
-    if (!isAcpMethod(method)) continue;
-    checked++;
-    errors.push(...agentLineErrors(line, method).map((error) => `${line}\n  ${error}`));
-  }
-  return { checked, errors };
-}
 
 for (const transport of ['websocket', 'http'] as RemoteTransport[]) {
   describe(`official SDK interop over ${transport}`, () => {
@@ -59,9 +42,9 @@ for (const transport of ['websocket', 'http'] as RemoteTransport[]) {
 
     describe('the SDK client drives an acp-wire server hosting the conformance agent', () => {
       let listener: RemoteListener;
-      let tap: WireTap;
+      let tap: LineRecorder;
       beforeEach(async () => {
-        tap = new WireTap();
+        tap = new LineRecorder();
         listener = await listenRemote({ transports: [transport], logger: tap }, (connection) => serveConformanceAgent(connection));
       });
       afterEach(async () => {
@@ -91,9 +74,9 @@ for (const transport of ['websocket', 'http'] as RemoteTransport[]) {
         const updates = sent.filter((m) => m.method === 'session/update').map((m) => `${m.params!.update!.sessionUpdate} ${m.params!.update!.state ?? ''}`.trim());
         const kinds = updates.filter((kind, i) => kind !== updates[i - 1]);
         expect(kinds).to.deep.equal(['user_message', 'state_update running', 'agent_message_chunk', 'state_update idle']);
-        const { checked, errors } = schemaErrors(tap);
+        const { checked, errors } = tap.schemaErrors('agent', 2);
         expect(errors).to.deep.equal([]);
-        expect(checked).to.equal(updates.length + 3);
+        expect(checked.length).to.equal(updates.length + 3);
       });
 
       it('answers a $/cancel_request from the SDK with exactly -32800', async () => {
@@ -115,17 +98,17 @@ for (const transport of ['websocket', 'http'] as RemoteTransport[]) {
         const cancel = tap.received.find((line) => line.includes('$/cancel_request'))!;
         const { requestId } = (JSON.parse(cancel) as { params: { requestId: unknown } }).params;
         expect(tap.sent).to.include(`{"jsonrpc":"2.0","id":${JSON.stringify(requestId)},"error":{"code":-32800,"message":"Request cancelled"}}`);
-        expect(schemaErrors(tap).errors).to.deep.equal([]);
+        expect(tap.schemaErrors('agent', 2).errors).to.deep.equal([]);
       });
     });
 
     describe("acp-wire's client drives the SDK's AcpServer hosting an SDK agent", () => {
       let sdk: SdkServer;
-      let tap: WireTap;
+      let tap: LineRecorder;
       let client: Connection;
       beforeEach(async () => {
         sdk = await startSdkServer();
-        tap = new WireTap();
+        tap = new LineRecorder();
         client = await WIRE_CLIENTS[transport]!(sdk.port, tap);
       });
       afterEach(async () => {

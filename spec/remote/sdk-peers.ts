@@ -1,7 +1,6 @@
 /**
  * The official SDK's side of the interop specs: an SDK v2 agent served by the SDK's own
- * `AcpServer` (WebSocket and Streamable HTTP on one Node HTTP server), and a logger that keeps
- * the exact lines an acp-wire connection sends and receives.
+ * `AcpServer` (WebSocket and Streamable HTTP on one Node HTTP server).
  */
 import * as acp from '@agentclientprotocol/sdk/experimental/v2';
 import { AcpServer } from '@agentclientprotocol/sdk/experimental/server';
@@ -9,20 +8,6 @@ import { createNodeHttpHandler, createNodeWebSocketUpgradeHandler } from '@agent
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
-import type { Logger } from '../../lib';
-
-/** A logger that records every line sent (`->`) and received (`<-`). */
-export class WireTap implements Logger {
-  readonly traces = true;
-  readonly sent: string[] = [];
-  readonly received: string[] = [];
-
-  log(level: string, message: string): void {
-    if (level !== 'trace') return;
-    if (message.startsWith('-> ')) this.sent.push(message.slice(3));
-    else if (message.startsWith('<- ')) this.received.push(message.slice(3));
-  }
-}
 
 /** The SDK agent's name in its `initialize` answer. */
 export const SDK_AGENT_INFO = { name: 'sdk-agent', version: '1.0.0' };

@@ -5,7 +5,8 @@
 import { expect } from 'chai';
 import { setImmediate } from 'node:timers/promises';
 import { HttpStatusError, connectWebSocket, listenRemote, type LogLevel, type RemoteListener, type RemoteServerOptions } from '../../lib';
-import { expectTcpHandles, rejectionOf, serveEcho, tcpHandles, upgradeStatus } from './remote-helpers';
+import { rejectionOf } from '../helpers/async';
+import { expectTcpHandles, serveEcho, tcpHandles, upgradeStatus } from './remote-helpers';
 
 describe('remote server access', () => {
   let baseline: number;
@@ -166,7 +167,7 @@ describe('remote server access', () => {
           { transports: [] },
           { maxPayload: 1.5 },
           { maxClients: 0 },
-        ].map((options) => rejectionOf(listenRemote(options, noop))),
+        ].map((options) => rejectionOf<Error>(listenRemote(options, noop))),
       );
       expect(errors.map((error) => `${error.name}: ${error.message.split(' ')[0]}`)).to.deep.equal([
         'TypeError: token',

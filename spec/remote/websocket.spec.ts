@@ -13,12 +13,12 @@ import {
   type RemoteClientInfo,
   type RemoteListener,
 } from '../../lib';
+import { rejectionOf } from '../helpers/async';
 import { itAnswersAsWireMdSays } from '../helpers/wire';
 import {
   closeOf,
   connectRawWebSocket,
   expectTcpHandles,
-  rejectionOf,
   serveEcho,
   tcpHandles,
   type RawWebSocket,
@@ -199,7 +199,7 @@ describe('WebSocket transport', () => {
       await new Promise((resolve) => socket.ws.send(' ', resolve));
       const agent = accepted[0]!.connection;
       socket.ws.resume();
-      const lines = await socket.lines.waitFor(count + 1);
+      const lines = await socket.lines.waitForLines(count + 1, 55_000); // within this test's 60 s
       expect(lines.slice(1).map((line) => (JSON.parse(line) as { id: number }).id)).to.deep.equal(Array.from({ length: count }, (_, i) => i + 1));
       expect(agent.isClosed).to.equal(false);
       await socket.close();

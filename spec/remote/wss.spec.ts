@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocketServer } from 'ws';
 import { connectWebSocket } from '../../lib';
-import { expectTcpHandles, rejectionOf, tcpHandles } from './remote-helpers';
+import { rejectionOf } from '../helpers/async';
+import { expectTcpHandles, tcpHandles } from './remote-helpers';
 
 describe('connectWebSocket() over wss://', () => {
   let cert: string;
@@ -61,7 +62,7 @@ describe('connectWebSocket() over wss://', () => {
   });
 
   it('rejects (without crashing) when the certificate is not trusted', async () => {
-    const error = await rejectionOf(connectWebSocket(`wss://127.0.0.1:${port}/`));
+    const error = await rejectionOf<Error>(connectWebSocket(`wss://127.0.0.1:${port}/`));
     expect(error.message).to.match(/self[- ]signed/i);
   });
 });

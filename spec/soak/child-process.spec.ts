@@ -1,7 +1,11 @@
 import { expect } from 'chai';
 import { configureIdleCollection, type ChildConnection, type ChildExit } from '../../lib';
-import { collectLines, spawnFaultPeer, UnhandledRejections, type LineCollector } from '../helpers/faults';
-import { TraceChecker, drain, installSoakHandler, runSender, type PeerFinish, type SenderReport } from '../helpers/soak';
+import { UnhandledRejections } from '../helpers/events';
+import { spawnFaultPeer } from '../helpers/faults';
+import { LineReader } from '../helpers/lines';
+import { drain, installSoakHandler, type PeerFinish, runSender, type SenderReport } from '../helpers/soak';
+import { TraceChecker } from '../helpers/trace-checker';
+import { useBuild } from '../helpers/processes';
 
 /** Requests over both directions; `npm run soak` raises it. */
 const TOTAL = Number(process.env.SOAK_CHILD_REQUESTS ?? 2000);
@@ -9,10 +13,11 @@ const SEED = Number(process.env.SOAK_SEED ?? 11);
 
 describe('Race soak, over a child process (issue 7)', function () {
   this.timeout(Math.max(60_000, TOTAL * 30));
+  useBuild();
   const trace = new TraceChecker();
   const rejections = new UnhandledRejections();
   let peer: ChildConnection;
-  let stderr: LineCollector;
+  let stderr: LineReader;
   let ours: SenderReport;
   let theirs: SenderReport;
   let finish: PeerFinish;
@@ -23,7 +28,7 @@ describe('Race soak, over a child process (issue 7)', function () {
     // Our dropped responders must be noticed while the peer waits for their answers.
     configureIdleCollection({ initialDelayMs: 20, maxDelayMs: 200 });
     peer = spawnFaultPeer('soak', [], { logger: trace, name: 'test' });
-    stderr = collectLines(peer.child.stderr!);
+    stderr = new LineReader(peer.child.stderr!);
     installSoakHandler(peer.connection);
     [ours, theirs] = await Promise.all([
       runSender(peer.connection, { seed: SEED, count: TOTAL / 2 }),

@@ -6,17 +6,11 @@ import {
   type Connection,
   type ConductorOutcome,
 } from '../../lib';
-import { BUILT, UnhandledRejections, collectLines, requireBuilt, type LineCollector } from '../helpers/faults';
-import {
-  TraceChecker,
-  drain,
-  installSoakHandler,
-  runSender,
-  soakRequest,
-  SOAK_METHOD,
-  type SenderReport,
-  type SoakRequest,
-} from '../helpers/soak';
+import { UnhandledRejections } from '../helpers/events';
+import { LineReader } from '../helpers/lines';
+import { CLI, CONFORMANCE_AGENT, ensureBuilt, PASSTHROUGH_PROXY } from '../helpers/processes';
+import { drain, installSoakHandler, runSender, type SenderReport, SOAK_METHOD, soakRequest, type SoakRequest } from '../helpers/soak';
+import { TraceChecker } from '../helpers/trace-checker';
 
 /** Requests the client sends through the chain; `npm run soak` raises it. */
 const TOTAL = Number(process.env.SOAK_CHAIN_REQUESTS ?? 2000);
@@ -55,13 +49,13 @@ describe('Race soak through the conductor with two proxies (issue 7)', function 
   const hops = Object.fromEntries(HOPS.map((name) => [name, new TraceChecker({ handlesSoak: false })])) as Record<(typeof HOPS)[number], TraceChecker>;
   let client: Connection;
   let conductor: Conductor;
-  let stderr: LineCollector[] = [];
+  let stderr: LineReader[] = [];
   let sender: SenderReport;
   let counts: Record<string, number[]>;
   let outcome: ConductorOutcome;
 
   before(async () => {
-    requireBuilt();
+    ensureBuilt();
     rejections.install();
     configureIdleCollection({ initialDelayMs: 20, maxDelayMs: 200 });
     const [ourEnd, conductorEnd] = createConnectionPair({ logger: ours, name: 'test' }, { logger: hops.client, name: 'client' });
@@ -70,11 +64,11 @@ describe('Race soak through the conductor with two proxies (issue 7)', function 
     const component = (file: string): { command: string; args: string[] } => ({ command: process.execPath, args: [file] });
     conductor = new Conductor({
       client: conductorEnd,
-      components: [component(BUILT.proxy), component(BUILT.proxy), component(BUILT.agent)],
+      components: [component(PASSTHROUGH_PROXY), component(PASSTHROUGH_PROXY), component(CONFORMANCE_AGENT)],
       logger: (name) => hops[name as (typeof HOPS)[number]],
       stderr: 'pipe',
     });
-    stderr = conductor.components.map((c) => collectLines(c.child!.stderr!));
+    stderr = conductor.components.map((c) => new LineReader(c.child!.stderr!));
     await client.sendRequest('initialize', { protocolVersion: 2, capabilities: {} });
     sender = await runSender(client, { seed: SEED, count: TOTAL, request: chainRequest });
     const all = [ours, ...Object.values(hops)];

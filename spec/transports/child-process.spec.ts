@@ -2,12 +2,19 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { ConnectionClosedError, spawnConnection, type ChildConnection, type CloseReason } from '../../lib';
 import { nextEvent } from '../helpers/events';
-import { WRAPPER_ARGS, descendants, isRunning, processesEnded } from '../helpers/processes';
-import { LineCollector, PROJECT_ROOT, TextCollector, fixtureArgs, fixtureEnv } from '../helpers/wire';
+import { LineReader } from '../helpers/lines';
+import { descendants, isRunning, processesEnded } from '../helpers/process-table';
+import { ROOT, WRAPPER_ARGS, fixtureArgs, fixtureEnv, useBuild } from '../helpers/processes';
 
-const ECHO_PEER = fixtureArgs('echo-peer');
+/** The node arguments that run echo-peer (set once the build is fresh). */
+let ECHO_PEER: string[];
 
 describe('spawnConnection()', () => {
+  useBuild();
+  before(() => {
+    ECHO_PEER = fixtureArgs('echo-peer');
+  });
+
   it('is closed by `await using`: leaving the block ends the child and closes the connection (issue 10)', async () => {
     let seen: ReturnType<typeof spawnConnection> | undefined;
     {
@@ -28,11 +35,11 @@ describe('spawnConnection()', () => {
 
   it("captures the child's stderr with stderr: 'pipe', apart from the protocol", async () => {
     const { connection, child, close } = spawnConnection(process.execPath, ECHO_PEER, { env: fixtureEnv(), stderr: 'pipe' });
-    const stderr = new TextCollector(child.stderr!);
+    const stderr = new LineReader(child.stderr!, { label: 'echo-peer stderr' });
     const errors: string[] = [];
     connection.on('warning', (error) => errors.push(error.message));
     expect(await connection.sendRequest('log', { text: 'a line for stderr' })).to.equal(true);
-    await stderr.waitFor(/a line for stderr\n/);
+    await stderr.find((_, line) => line === 'a line for stderr');
     expect(await close()).to.deep.equal({ code: 0, signal: null });
     expect(stderr.text).to.equal('a line for stderr\n');
     expect(errors, 'nothing from stderr reached the protocol stream').to.deep.equal([]);
@@ -66,14 +73,14 @@ describe('spawnConnection()', () => {
 
   describe('#close() and the process tree (issue 12 item 6, issue 11 defect 3)', () => {
     /** Waits for `pattern` on the child's stderr and returns the pids of the child and its descendants. */
-    async function treeOf(spawned: ChildConnection, stderr: TextCollector, pattern: RegExp): Promise<number[]> {
-      await stderr.waitFor(pattern);
+    async function treeOf(spawned: ChildConnection, stderr: LineReader, pattern: RegExp): Promise<number[]> {
+      await stderr.findText(pattern);
       return [spawned.child.pid!, ...descendants(spawned.child.pid!)];
     }
 
     it("ends a `sh -c` job's background process, not only the shell", async () => {
       const spawned = spawnConnection('sh', ['-c', 'sleep 1000 & echo "started $!" >&2; wait'], { stderr: 'pipe', killTimeoutMs: 50 });
-      const stderr = new TextCollector(spawned.child.stderr!);
+      const stderr = new LineReader(spawned.child.stderr!, { label: 'child stderr' });
       const tree = await treeOf(spawned, stderr, /started \d+\n/);
       const sleeper = Number(/started (\d+)/.exec(stderr.text)![1]);
       expect(tree).to.include(sleeper).and.have.lengthOf(2);
@@ -83,7 +90,7 @@ describe('spawnConnection()', () => {
 
     it('ends the binary a wrapper script launched, not only the wrapper', async () => {
       const spawned = spawnConnection(process.execPath, WRAPPER_ARGS, { stderr: 'pipe', killTimeoutMs: 50 });
-      const stderr = new TextCollector(spawned.child.stderr!);
+      const stderr = new LineReader(spawned.child.stderr!, { label: 'child stderr' });
       const tree = await treeOf(spawned, stderr, /grandchild \d+\n/);
       const grandchild = Number(/grandchild (\d+)/.exec(stderr.text)![1]);
       expect(tree).to.include(grandchild);
@@ -93,8 +100,8 @@ describe('spawnConnection()', () => {
 
     it('ends what is left of the tree when the child itself has already exited', async () => {
       const spawned = spawnConnection('sh', ['-c', 'sleep 1000 & echo "started $!" >&2'], { stderr: 'pipe', killTimeoutMs: 50 });
-      const stderr = new TextCollector(spawned.child.stderr!);
-      await stderr.waitFor(/started \d+\n/);
+      const stderr = new LineReader(spawned.child.stderr!, { label: 'child stderr' });
+      await stderr.findText(/started \d+\n/);
       const sleeper = Number(/started (\d+)/.exec(stderr.text)![1]);
       expect(await spawned.exited).to.deep.equal({ code: 0, signal: null });
       expect(isRunning(sleeper), 'the orphaned background job runs before close()').to.equal(true);
@@ -103,9 +110,9 @@ describe('spawnConnection()', () => {
     });
 
     it('SIGTERMs the tree when its owner exits without closing it', async () => {
-      const owner = spawn(process.execPath, fixtureArgs('process-tree'), { cwd: PROJECT_ROOT, env: fixtureEnv(), stdio: ['ignore', 'pipe', 'inherit'] });
+      const owner = spawn(process.execPath, fixtureArgs('process-tree'), { cwd: ROOT, env: fixtureEnv(), stdio: ['ignore', 'pipe', 'inherit'] });
       const exited = nextEvent<[number | null]>(owner, 'exit');
-      const [line] = await new LineCollector(owner.stdout!, 'owner stdout').waitFor(1);
+      const [line] = await new LineReader(owner.stdout!, { label: 'owner stdout' }).waitForLines(1);
       const [, wrapper, grandchild] = /^tree (\d+) (\d+)$/.exec(line!)!.map(Number);
       expect(await exited).to.deep.equal([0, null]);
       await processesEnded([wrapper!, grandchild!]);
@@ -114,7 +121,7 @@ describe('spawnConnection()', () => {
     it('starts the kill escalation even when megabytes are queued for a child that never reads its stdin', async () => {
       const ignoresTerm = "process.on('SIGTERM', () => {}); process.stderr.write('ready\\n'); setInterval(() => {}, 1e6)";
       const spawned = spawnConnection(process.execPath, ['-e', ignoresTerm], { stderr: 'pipe', killTimeoutMs: 50 });
-      await new TextCollector(spawned.child.stderr!).waitFor(/ready\n/);
+      await new LineReader(spawned.child.stderr!, { label: 'child stderr' }).findText(/ready\n/);
       const chunk = 'x'.repeat(64 * 1024);
       for (let i = 0; i < 64; i++) spawned.connection.sendNotification('fill', { chunk });
       // Let the writer hand the 4 MiB to the pipe, which holds 64 KiB: the rest stays queued.

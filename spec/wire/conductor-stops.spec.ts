@@ -4,20 +4,14 @@
  * (issue 11, defect 3).
  */
 import { expect } from 'chai';
-import { AGENT_COMMAND, CLIENT_INIT, ensureChainBuilt, hasMethodJson, isResponseTo, spawnConductor, traceOf, type ConductorProcess } from '../helpers/chain';
+import { AGENT_COMMAND, spawnConductor, traceOf } from '../helpers/chain';
+import { CLIENT_INIT } from '../helpers/conformance-agent';
+import { hasMethod, isResponseTo, parseMessage } from '../helpers/messages';
+import { pidExists } from '../helpers/process-table';
+import { useBuild, type SpawnedProcess } from '../helpers/processes';
 
 const INIT_LINE = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":${JSON.stringify(CLIENT_INIT)}}`;
 const STUCK_AGENT = `node -e "console.error('stuck agent', process.pid); setInterval(() => {}, 1000)"`;
-
-/** Whether a process with this pid exists. */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function notStartedLine(id: string, command: string, code: string, cause: string): string {
   const data = { reason: 'component_not_started', component: 'agent', command, code, cause };
@@ -26,16 +20,16 @@ function notStartedLine(id: string, command: string, code: string, cause: string
 
 describe('acp-wire conduct, ending', function () {
   this.timeout(30000);
-  before(() => ensureChainBuilt());
+  useBuild();
 
-  let chain: ConductorProcess | undefined;
+  let chain: SpawnedProcess | undefined;
   const strays: number[] = [];
   afterEach(async () => {
     if (chain && chain.child.exitCode === null && chain.child.signalCode === null) {
       chain.child.kill('SIGKILL');
       await chain.exited;
     }
-    for (const pid of strays.splice(0)) if (isRunning(pid)) process.kill(pid, 'SIGKILL');
+    for (const pid of strays.splice(0)) if (pidExists(pid)) process.kill(pid, 'SIGKILL');
     chain = undefined;
   });
 
@@ -49,8 +43,8 @@ describe('acp-wire conduct, ending', function () {
       expect(await chain.stdout.take(isResponseTo('s'))).to.equal(notStartedLine('"s"', command, 'ENOENT', cause));
       chain.child.stdin!.end();
       expect(await chain.exited).to.deep.equal({ code: 1, signal: null });
-      expect(chain.stdout.all).to.have.length(2);
-      expect(chain.stderr.all).to.include(`acp-wire conduct: agent (${command}) could not be started (${cause})`);
+      expect(chain.stdout.lines).to.have.length(2);
+      expect(chain.stderr.lines).to.include(`acp-wire conduct: agent (${command}) could not be started (${cause})`);
     });
 
     it('answers a request sent after the first answer too, and exits 1 by itself once the client is quiet', async () => {
@@ -67,14 +61,14 @@ describe('acp-wire conduct, ending', function () {
   describe('on SIGTERM, with an agent that never reads its stdin and bytes queued for it', () => {
     it('ends the chain, the agent included, and exits 143', async () => {
       chain = spawnConductor(['--trace', '--kill-timeout', '100', STUCK_AGENT]);
-      const pid = Number(/^stuck agent (\d+)$/.exec(await chain.stderr.take((line) => line.startsWith('stuck agent')))![1]);
+      const pid = Number(/^stuck agent (\d+)$/.exec(await chain.stderr.take((_, line) => line.startsWith('stuck agent')))![1]);
       strays.push(pid);
       // Far more than a pipe holds: most of it stays queued in the conductor.
       chain.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'x', params: { big: 'x'.repeat(1 << 20) } }));
-      await chain.stderr.take(traceOf('agent', '->', hasMethodJson('x')));
+      await chain.stderr.take(traceOf('agent', '->', hasMethod('x')));
       chain.child.kill('SIGTERM');
       expect(await chain.exited).to.deep.equal({ code: 143, signal: null });
-      expect(isRunning(pid), 'the agent is gone').to.equal(false);
+      expect(pidExists(pid), 'the agent is gone').to.equal(false);
     });
   });
 
@@ -83,12 +77,12 @@ describe('acp-wire conduct, ending', function () {
       '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error","data":{"reason":"incoming_transport_closed","method":"_test/sleep"}}}';
 
     /** A chain with `_test/sleep` in flight at the agent. */
-    async function sleepingChain(args: string[]): Promise<ConductorProcess> {
+    async function sleepingChain(args: string[]): Promise<SpawnedProcess> {
       const started = spawnConductor(['--trace', ...args, AGENT_COMMAND]);
       started.send(INIT_LINE);
       await started.stdout.take(isResponseTo(0));
       started.send({ jsonrpc: '2.0', id: 1, method: '_test/sleep', params: { ms: 60000 } });
-      await started.stderr.take(traceOf('agent', '->', hasMethodJson('_test/sleep')));
+      await started.stderr.take(traceOf('agent', '->', hasMethod('_test/sleep')));
       return started;
     }
 
@@ -99,8 +93,8 @@ describe('acp-wire conduct, ending', function () {
       // What a client such as acpx does on Ctrl-C: it cancels its turn through the chain, then ends its stdin.
       chain.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 1 } });
       expect(await chain.stdout.take(isResponseTo(1))).to.equal('{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}}');
-      expect(await chain.request(2, '_test/echo', ['after SIGINT'])).to.deep.equal({ jsonrpc: '2.0', id: 2, result: ['after SIGINT'] });
-      expect(await chain.end()).to.deep.equal({ code: 130, signal: null });
+      expect(parseMessage(await chain.request(2, '_test/echo', ['after SIGINT']))).to.deep.equal({ jsonrpc: '2.0', id: 2, result: ['after SIGINT'] });
+      expect(await chain.stop()).to.deep.equal({ code: 130, signal: null });
     });
 
     it('shuts the chain down at once on a second SIGINT, answering the pending request, and exits 130', async () => {
@@ -108,7 +102,7 @@ describe('acp-wire conduct, ending', function () {
       chain.child.kill('SIGINT');
       // Once this is answered, the conductor has run since the first SIGINT: that signal was
       // delivered, so the second one cannot merge with it.
-      expect(await chain.request(2, '_test/echo', ['routing'])).to.deep.equal({ jsonrpc: '2.0', id: 2, result: ['routing'] });
+      expect(parseMessage(await chain.request(2, '_test/echo', ['routing']))).to.deep.equal({ jsonrpc: '2.0', id: 2, result: ['routing'] });
       chain.child.kill('SIGINT');
       expect(await chain.stdout.take(isResponseTo(1))).to.equal(PENDING_SLEEP_ANSWER);
       expect(await chain.exited).to.deep.equal({ code: 130, signal: null });
@@ -128,9 +122,11 @@ describe('acp-wire conduct, ending', function () {
       chain.send(INIT_LINE);
       await chain.stdout.take(isResponseTo(0));
       chain.send({ jsonrpc: '2.0', id: 1, method: '_test/sleep', params: { ms: 60000 } });
-      await chain.stderr.take(traceOf('agent', '->', hasMethodJson('_test/sleep')));
+      await chain.stderr.take(traceOf('agent', '->', hasMethod('_test/sleep')));
       chain.child.kill('SIGTERM');
-      expect(await chain.stdout.take(isResponseTo(1))).to.include('"reason":"incoming_transport_closed"');
+      expect(await chain.stdout.take(isResponseTo(1))).to.equal(
+        '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error","data":{"reason":"incoming_transport_closed","method":"_test/sleep"}}}',
+      );
       expect(await chain.exited).to.deep.equal({ code: 143, signal: null });
     });
   });

@@ -9,16 +9,19 @@ import { createConnection, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { connectTcp, type Connection } from '../../lib';
 import { nextEvent } from '../helpers/events';
-import { AGENT, CLIENT_INIT, ROOT, ensureChainBuilt, spawnConductor, type ConductorProcess } from '../helpers/chain';
+import { spawnConductor } from '../helpers/chain';
+import { CLIENT_INIT } from '../helpers/conformance-agent';
+import { lineMatching } from '../helpers/messages';
+import { CONFORMANCE_AGENT, ROOT, useBuild, type SpawnedProcess } from '../helpers/processes';
 
-const COUNTED_AGENT = `node -r ${join(ROOT, 'spec', 'fixtures', 'announce-start.cjs')} ${AGENT}`;
-const isStarted = (line: string): boolean => /^started \d+$/.test(line);
+const COUNTED_AGENT = `node -r ${join(ROOT, 'spec', 'fixtures', 'announce-start.cjs')} ${CONFORMANCE_AGENT}`;
+const isStarted = lineMatching(/^started \d+$/);
 
 describe('acp-wire conduct --tcp bounds', function () {
   this.timeout(30000);
-  before(() => ensureChainBuilt());
+  useBuild();
 
-  let chain: ConductorProcess | undefined;
+  let chain: SpawnedProcess | undefined;
   const sockets: Socket[] = [];
   const clients: Connection[] = [];
 
@@ -44,7 +47,7 @@ describe('acp-wire conduct --tcp bounds', function () {
 
   /** Ends the conductor (stdin) and resolves with the agents that ever started, once every process that held its stderr is gone. */
   async function agentsStartedAtExit(): Promise<string[]> {
-    expect(await chain!.end()).to.deep.equal({ code: 0, signal: null });
+    expect(await chain!.stop()).to.deep.equal({ code: 0, signal: null });
     const stderr = chain!.child.stderr!;
     if (!stderr.closed) await once(stderr, 'close');
     return chain!.stderr.matching(isStarted);
@@ -53,7 +56,7 @@ describe('acp-wire conduct --tcp bounds', function () {
   afterEach(async () => {
     for (const socket of sockets.splice(0)) socket.destroy();
     await Promise.all(clients.splice(0).map((client) => client.close()));
-    if (chain && chain.child.exitCode === null && chain.child.signalCode === null) await chain.end();
+    if (chain && chain.child.exitCode === null && chain.child.signalCode === null) await chain.stop();
     chain = undefined;
   });
 
@@ -74,7 +77,7 @@ describe('acp-wire conduct --tcp bounds', function () {
     const refused = await rawSocket(port);
     const refusedPort = refused.localPort;
     await once(refused, 'close');
-    expect(await chain!.stderr.take((line) => line.includes('refused'))).to.match(
+    expect(await chain!.stderr.take((_, line) => line.includes('refused'))).to.match(
       new RegExp(`^\\S+ conductor warn refused a client from 127\\.0\\.0\\.1:${refusedPort}: client limit reached \\(2 open\\)$`),
     );
     await first!.close();

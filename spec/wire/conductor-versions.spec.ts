@@ -6,18 +6,9 @@
  * Needs the build (`npm test` builds first; a spec run alone builds when stale).
  */
 import { expect } from 'chai';
-import {
-  AGENT_COMMAND,
-  PASSTHROUGH_COMMAND,
-  ensureChainBuilt,
-  hasMethod,
-  isCancel,
-  isResponseTo,
-  spawnConductor,
-  traceJson,
-  traceOf,
-  type ConductorProcess,
-} from '../helpers/chain';
+import { AGENT_COMMAND, PASSTHROUGH_COMMAND, spawnConductor, traceJson, traceOf } from '../helpers/chain';
+import { hasMethod, isCancelFor, isResponseTo, parseMessage } from '../helpers/messages';
+import { useBuild, type SpawnedProcess } from '../helpers/processes';
 
 const CHAIN = ['--trace', PASSTHROUGH_COMMAND, AGENT_COMMAND];
 const PROMPT = [{ type: 'text', text: 'hi there' }];
@@ -26,25 +17,25 @@ const IDLESS_ERROR = '{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method 
 for (const version of [1, 2] as const) {
   describe(`acp-wire conduct → passthrough proxy → conformance agent (ACP v${version})`, function () {
     this.timeout(30_000);
-    before(() => ensureChainBuilt());
+    useBuild();
 
-    let chain: ConductorProcess;
+    let chain: SpawnedProcess;
     let sessionId: string;
 
     beforeEach(async () => {
       chain = spawnConductor(CHAIN);
-      const init = await chain.request(0, 'initialize', { protocolVersion: version, info: { name: 'spec', version: '1' } });
+      const init = parseMessage(await chain.request(0, 'initialize', { protocolVersion: version, info: { name: 'spec', version: '1' } }));
       expect(init.result).to.deep.include({ protocolVersion: version });
-      sessionId = ((await chain.request(1, 'session/new', { cwd: '/tmp', mcpServers: [] })).result as { sessionId: string }).sessionId;
+      sessionId = (parseMessage(await chain.request(1, 'session/new', { cwd: '/tmp', mcpServers: [] })).result as { sessionId: string }).sessionId;
     });
 
     afterEach(async () => {
-      expect(await chain.end()).to.deep.equal({ code: 0, signal: null });
+      expect(await chain.stop()).to.deep.equal({ code: 0, signal: null });
     });
 
     it(`records ACP v${version} on every hop and shows it in --trace`, async () => {
       for (const hop of ['agent', 'proxy1', 'client']) {
-        expect(await chain.stderr.take((line) => line.endsWith(` ${hop} debug negotiated ACP v${version}`))).to.be.a('string');
+        expect(await chain.stderr.take((_, line) => line.endsWith(` ${hop} debug negotiated ACP v${version}`))).to.be.a('string');
       }
     });
 
@@ -56,19 +47,19 @@ for (const version of [1, 2] as const) {
         expect(chain.stdout.matching(hasMethod('session/update'))).to.have.length(3);
       } else {
         expect(answer.result).to.have.property('messageId');
-        const idle = await chain.stdout.take((line) => line.includes('"state":"idle"'));
+        const idle = await chain.stdout.take((_, line) => line.includes('"state":"idle"'));
         expect(JSON.parse(idle)).to.deep.include({ params: { sessionId, update: { sessionUpdate: 'state_update', state: 'idle', stopReason: 'end_turn' } } });
       }
     });
 
     it('session/cancel ends a running turn cancelled', async () => {
       chain.send({ jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: PROMPT, _meta: { workMs: 60_000 } } });
-      await chain.stdout.take((line) => line.includes('agent_message_chunk'));
+      await chain.stdout.take((_, line) => line.includes('agent_message_chunk'));
       chain.send({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
       if (version === 1) {
         expect(await chain.stdout.take(isResponseTo(2))).to.equal('{"jsonrpc":"2.0","id":2,"result":{"stopReason":"cancelled"}}');
       } else {
-        const idle = await chain.stdout.take((line) => line.includes('"state":"idle"'));
+        const idle = await chain.stdout.take((_, line) => line.includes('"state":"idle"'));
         expect(JSON.parse(idle)).to.deep.include({ params: { sessionId, update: { sessionUpdate: 'state_update', state: 'idle', stopReason: 'cancelled' } } });
       }
     });
@@ -77,11 +68,11 @@ for (const version of [1, 2] as const) {
       // v1: a running turn; v2: a prompt not inserted yet (after insertion v2 answers success).
       const meta = version === 1 ? { workMs: 60_000 } : { insertDelayMs: 60_000 };
       chain.send({ jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: PROMPT, _meta: meta } });
-      const onAgent = traceJson(await chain.stderr.take(traceOf('agent', '->', (json) => json.method === 'session/prompt'))).id;
+      const onAgent = traceJson(await chain.stderr.take(traceOf('agent', '->', (m) => m.method === 'session/prompt'))).id;
       chain.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 2 } });
       expect(await chain.stdout.take(isResponseTo(2))).to.equal('{"jsonrpc":"2.0","id":2,"error":{"code":-32800,"message":"Request cancelled"}}');
-      expect(chain.stderr.matching(traceOf('agent', '->', isCancel(onAgent)))).to.have.length(1);
-      expect(chain.stderr.matching(traceOf('proxy1', '->', isCancel()))).to.have.length(1);
+      expect(chain.stderr.matching(traceOf('agent', '->', isCancelFor(onAgent)))).to.have.length(1);
+      expect(chain.stderr.matching(traceOf('proxy1', '->', isCancelFor()))).to.have.length(1);
     });
 
     it('drops an error response without an id from the client, and the request still gets its one answer', async () => {
@@ -93,9 +84,9 @@ for (const version of [1, 2] as const) {
       expect(await chain.stdout.take(isResponseTo(2))).to.equal(
         '{"jsonrpc":"2.0","id":2,"result":{"response":{"code":-32800,"message":"Request cancelled"}}}',
       );
-      expect(await chain.stderr.take((line) => line.includes('client warn ProtocolError: dropped a malformed response'))).to.be.a('string');
-      expect((await chain.request(3, '_test/echo', ['still here'])).result).to.deep.equal(['still here']);
-      expect(chain.stdout.all.filter((line) => line.includes('"id":null'))).to.deep.equal([]);
+      expect(await chain.stderr.take((_, line) => line.includes('client warn ProtocolError: dropped a malformed response'))).to.be.a('string');
+      expect(parseMessage(await chain.request(3, '_test/echo', ['still here'])).result).to.deep.equal(['still here']);
+      expect(chain.stdout.lines.filter((line) => line.includes('"id":null'))).to.deep.equal([]);
     });
   });
 }

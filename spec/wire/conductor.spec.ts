@@ -1,35 +1,22 @@
 /**
  * The conductor through real processes: `node dist/bin/acp-wire.js conduct …` driven with raw
- * NDJSON, and the Conductor class with spawned components. Needs the build (`npm test` builds
- * first; a spec run alone builds when the compiled peers are missing or stale).
+ * NDJSON, and the Conductor class with spawned components. Needs the build (the `before` hooks
+ * build it when the compiled peers are missing or stale).
  */
 import { expect } from 'chai';
 import { CommandLineError, Conductor, RpcError, connectTcp, type Responder } from '../../lib';
-import {
-  AGENT_COMMAND,
-  CLIENT_INIT,
-  PASSTHROUGH_COMMAND,
-  ensureChainBuilt,
-  hasMethod,
-  hasMethodJson,
-  isCancel,
-  isResponseTo,
-  matrixProxyCommand,
-  spawnConductor,
-  tappedPair,
-  traceJson,
-  traceOf,
-  traceRecorder,
-  type ConductorProcess,
-  type LineQueue,
-  type TappedPair,
-} from '../helpers/chain';
+import { AGENT_COMMAND, matrixProxyCommand, PASSTHROUGH_COMMAND, spawnConductor, traceJson, traceOf, traceRecorder } from '../helpers/chain';
+import { CLIENT_INIT } from '../helpers/conformance-agent';
+import type { LineReader } from '../helpers/lines';
+import { hasMethod, isCancelFor, isResponseTo } from '../helpers/messages';
+import { tappedPair, type TappedPair } from '../helpers/peers';
+import { type SpawnedProcess, useBuild } from '../helpers/processes';
 
 const TWO_PROXIES = ['--trace', PASSTHROUGH_COMMAND, PASSTHROUGH_COMMAND, AGENT_COMMAND];
 const INIT_LINE = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":${JSON.stringify(CLIENT_INIT)}}`;
 
 /** Spawns the conductor and completes `initialize` (id 0). */
-async function startChain(args: readonly string[]): Promise<ConductorProcess> {
+async function startChain(args: readonly string[]): Promise<SpawnedProcess> {
   const chain = spawnConductor(args);
   chain.send(INIT_LINE);
   const answer = await chain.stdout.take(isResponseTo(0));
@@ -38,28 +25,28 @@ async function startChain(args: readonly string[]): Promise<ConductorProcess> {
 }
 
 /** The id a request named `method` had on one hop, read from the `--trace` output. */
-async function idOnHop(chain: ConductorProcess, hop: string, method: string): Promise<unknown> {
+async function idOnHop(chain: SpawnedProcess, hop: string, method: string): Promise<unknown> {
   return traceJson(await chain.stderr.take(traceOf(hop, '->', (json) => json.method === method))).id;
 }
 
 /** The agent's `_test/received` notifications. */
-async function receivedByAgent(chain: ConductorProcess, id: number): Promise<unknown[]> {
-  const answer = await chain.request(id, '_test/received');
+async function receivedByAgent(chain: SpawnedProcess, id: number): Promise<unknown[]> {
+  const answer = JSON.parse(await chain.request(id, '_test/received')) as { result: unknown };
   return (answer.result as { notifications: unknown[] }).notifications;
 }
 
 /** Cancels the conductor sent on one hop (`->`), from the trace so far. */
-function cancelsSentOn(stderr: LineQueue, hop: string): Record<string, unknown>[] {
-  return stderr.matching(traceOf(hop, '->', isCancel())).map(traceJson);
+function cancelsSentOn(stderr: LineReader, hop: string): Record<string, unknown>[] {
+  return stderr.matching(traceOf(hop, '->', isCancelFor())).map(traceJson);
 }
 
 describe('acp-wire conduct', function () {
   this.timeout(30000);
-  before(() => ensureChainBuilt());
+  useBuild();
 
-  let chain: ConductorProcess | undefined;
+  let chain: SpawnedProcess | undefined;
   afterEach(async () => {
-    if (chain && chain.child.exitCode === null && chain.child.signalCode === null) await chain.end();
+    if (chain && chain.child.exitCode === null && chain.child.signalCode === null) await chain.stop();
     chain = undefined;
   });
 
@@ -67,9 +54,9 @@ describe('acp-wire conduct', function () {
     it('sends proxy/initialize to each proxy and initialize to the agent', async () => {
       chain = await startChain(TWO_PROXIES);
       const params = JSON.stringify(CLIENT_INIT);
-      expect(await chain.stderr.take(traceOf('proxy1', '->', hasMethodJson('proxy/initialize')))).to.contain(`"params":${params}`);
-      expect(await chain.stderr.take(traceOf('proxy2', '->', hasMethodJson('proxy/initialize')))).to.contain(`"params":${params}`);
-      expect(await chain.stderr.take(traceOf('agent', '->', hasMethodJson('initialize')))).to.contain(`"params":${params}`);
+      expect(await chain.stderr.take(traceOf('proxy1', '->', hasMethod('proxy/initialize')))).to.contain(`"params":${params}`);
+      expect(await chain.stderr.take(traceOf('proxy2', '->', hasMethod('proxy/initialize')))).to.contain(`"params":${params}`);
+      expect(await chain.stderr.take(traceOf('agent', '->', hasMethod('initialize')))).to.contain(`"params":${params}`);
     });
 
     it('gives a forwarded request a new id on every hop and routes the answer back byte for byte', async () => {
@@ -88,7 +75,7 @@ describe('acp-wire conduct', function () {
       expect(await chain.stdout.take(isResponseTo(5))).to.equal('{"jsonrpc":"2.0","id":5,"error":{"code":-32800,"message":"Request cancelled"}}');
       expect(await receivedByAgent(chain, 6)).to.deep.equal([{ method: '$/cancel_request', params: { requestId: agentId } }]);
       for (const hop of ['proxy1', 'proxy2', 'agent']) {
-        const hopId = traceJson(chain.stderr.matching(traceOf(hop, '->', hasMethodJson('_test/sleep')))[0]!).id;
+        const hopId = traceJson(chain.stderr.matching(traceOf(hop, '->', hasMethod('_test/sleep')))[0]!).id;
         expect(cancelsSentOn(chain.stderr, hop), hop).to.deep.equal([
           { jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: hopId } },
         ]);
@@ -112,7 +99,7 @@ describe('acp-wire conduct', function () {
 
     it('does not forward a cancel for a finished request', async () => {
       chain = await startChain(TWO_PROXIES);
-      expect(await chain.request(3, '_test/echo', [1])).to.deep.equal({ jsonrpc: '2.0', id: 3, result: [1] });
+      expect(JSON.parse(await chain.request(3, '_test/echo', [1]))).to.deep.equal({ jsonrpc: '2.0', id: 3, result: [1] });
       chain.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 3 } });
       expect(await receivedByAgent(chain, 4)).to.deep.equal([]);
       for (const hop of ['proxy1', 'proxy2', 'agent']) expect(cancelsSentOn(chain.stderr, hop), hop).to.deep.equal([]);
@@ -139,7 +126,7 @@ describe('acp-wire conduct', function () {
       chain = await startChain(TWO_PROXIES);
       chain.send({ jsonrpc: '2.0', method: '_test/note', params: { n: 1 } });
       expect(await receivedByAgent(chain, 1)).to.deep.equal([{ method: '_test/note', params: { n: 1 } }]);
-      const session = await chain.request(2, 'session/new', { cwd: '/', mcpServers: [] });
+      const session = JSON.parse(await chain.request(2, 'session/new', { cwd: '/', mcpServers: [] })) as { result: unknown };
       const { sessionId } = session.result as { sessionId: string };
       chain.send({ jsonrpc: '2.0', id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'hi' }] } });
       const update = JSON.parse(await chain.stdout.take(hasMethod('session/update'))) as { params: { sessionId: string } };
@@ -158,8 +145,8 @@ describe('acp-wire conduct', function () {
 
     it("exits 0 once the client's stdin ends, having written nothing but protocol lines to stdout", async () => {
       chain = await startChain(TWO_PROXIES);
-      expect(await chain.end()).to.deep.equal({ code: 0, signal: null });
-      for (const line of chain.stdout.all) expect(() => JSON.parse(line) as unknown, line).to.not.throw();
+      expect(await chain.stop()).to.deep.equal({ code: 0, signal: null });
+      for (const line of chain.stdout.lines) expect(() => JSON.parse(line) as unknown, line).to.not.throw();
     });
   });
 
@@ -171,8 +158,8 @@ describe('acp-wire conduct', function () {
       await client.sendRequest('initialize', CLIENT_INIT);
       expect(await client.sendRequest('_test/echo', { over: 'tcp' })).to.deep.equal({ over: 'tcp' });
       await client.close();
-      expect(await chain.end()).to.deep.equal({ code: 0, signal: null });
-      expect(chain.stdout.all).to.deep.equal([`listening ${port}`]);
+      expect(await chain.stop()).to.deep.equal({ code: 0, signal: null });
+      expect(chain.stdout.lines).to.deep.equal([`listening ${port}`]);
     });
   });
 
@@ -186,8 +173,8 @@ describe('acp-wire conduct', function () {
       it(`exits 2 with one line naming the problem on stderr for ${what}, starting nothing`, async () => {
         chain = spawnConductor(args);
         expect(await chain.exited).to.deep.equal({ code: 2, signal: null });
-        expect(chain.stderr.all).to.deep.equal([`acp-wire conduct: ${problem} (see acp-wire conduct --help)`]);
-        expect(chain.stdout.all).to.deep.equal([]);
+        expect(chain.stderr.lines).to.deep.equal([`acp-wire conduct: ${problem} (see acp-wire conduct --help)`]);
+        expect(chain.stdout.lines).to.deep.equal([]);
       });
     }
   });
@@ -195,8 +182,8 @@ describe('acp-wire conduct', function () {
   describe('with zero proxies', () => {
     it('sends initialize to the agent and routes requests to it', async () => {
       chain = await startChain(['--trace', AGENT_COMMAND]);
-      expect(await chain.stderr.take(traceOf('agent', '->', hasMethodJson('initialize')))).to.contain('"method":"initialize"');
-      expect(await chain.request(1, '_test/echo', { a: 1 })).to.deep.equal({ jsonrpc: '2.0', id: 1, result: { a: 1 } });
+      expect(await chain.stderr.take(traceOf('agent', '->', hasMethod('initialize')))).to.contain('"method":"initialize"');
+      expect(JSON.parse(await chain.request(1, '_test/echo', { a: 1 }))).to.deep.equal({ jsonrpc: '2.0', id: 1, result: { a: 1 } });
     });
   });
 
@@ -209,23 +196,23 @@ describe('acp-wire conduct', function () {
         '{"jsonrpc":"2.0","id":0,"error":{"code":-32603,"message":"Internal error","data":{"reason":"incoming_transport_closed","method":"initialize"}}}',
       );
       expect(await chain.exited).to.deep.equal({ code: 1, signal: null });
-      expect(chain.stderr.all).to.include(`acp-wire conduct: agent (${dying}) exited with code 3; the chain was shut down`);
+      expect(chain.stderr.lines).to.include(`acp-wire conduct: agent (${dying}) exited with code 3; the chain was shut down`);
     });
   });
 
   describe('the decision matrix, through a real proxy process', () => {
-    async function matrixChain(mode: string): Promise<ConductorProcess> {
+    async function matrixChain(mode: string): Promise<SpawnedProcess> {
       return startChain(['--trace', matrixProxyCommand(mode), AGENT_COMMAND]);
     }
 
     it('handle locally: the proxy answers -32800 and the agent never sees the request', async () => {
       chain = await matrixChain('local');
       chain.send({ jsonrpc: '2.0', id: 1, method: '_test/sleep', params: { ms: 60000 } });
-      await chain.stderr.take(traceOf('proxy1', '->', hasMethodJson('_test/sleep')));
+      await chain.stderr.take(traceOf('proxy1', '->', hasMethod('_test/sleep')));
       chain.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 1 } });
       expect(await chain.stdout.take(isResponseTo(1))).to.equal('{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}}');
       expect(await receivedByAgent(chain, 2)).to.deep.equal([]);
-      expect(chain.stderr.matching(traceOf('agent', '->', hasMethodJson('_test/sleep')))).to.deep.equal([]);
+      expect(chain.stderr.matching(traceOf('agent', '->', hasMethod('_test/sleep')))).to.deep.equal([]);
     });
 
     it("propagate (forwardResponseTo): one cancel reaches the agent and the agent's data answer flows back", async () => {
@@ -268,7 +255,7 @@ describe('acp-wire conduct', function () {
 
 describe('Conductor', function () {
   this.timeout(30000);
-  before(() => ensureChainBuilt());
+  useBuild();
 
   describe('with spawned components', () => {
     let client: TappedPair;
@@ -293,7 +280,7 @@ describe('Conductor', function () {
     for (const [index, name] of [[1, 'proxy2'], [2, 'agent']] as const) {
       it(`answers the client's pending request -32603 incoming_transport_closed when ${name} is killed mid-request`, async () => {
         const sent = client.left.sendRequest('_test/sleep', { ms: 60000 });
-        await trace.lines.take(traceOf('agent', '->', hasMethodJson('_test/sleep')));
+        await trace.lines.take(traceOf('agent', '->', hasMethod('_test/sleep')));
         conductor.components[index]!.child!.kill('SIGKILL');
         const error = await sent.then(undefined, (e: unknown) => e);
         expect(error).to.be.instanceOf(RpcError).and.deep.include({

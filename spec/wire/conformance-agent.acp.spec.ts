@@ -1,23 +1,22 @@
 /**
  * The conformance agent's ACP messages: every one validates against the ACP v2 JSON schema, and
  * the official SDK's v2 client (`@agentclientprotocol/sdk/experimental/v2`) accepts them.
- * Needs dist/: `npm test` builds first; run alone, the `before` hook builds when dist is stale.
+ * Needs dist/: useBuild() builds it when it is missing or stale.
  */
 import * as acp from '@agentclientprotocol/sdk/experimental/v2';
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
 import { agentLineErrors, isAcpMethod } from '../helpers/acp-schema';
-import { AGENT_SCRIPT, CLIENT_INIT, ROOT, ensureBuilt, spawnAgent, type AgentProcess } from '../helpers/agent';
+import { CLIENT_INIT, spawnAgent } from '../helpers/conformance-agent';
+import { isResponseTo } from '../helpers/messages';
+import { CONFORMANCE_AGENT, ROOT, type SpawnedProcess, useBuild } from '../helpers/processes';
 
 describe('conformance agent (ACP v2)', () => {
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
 
   describe('ACP v2 JSON schema', () => {
-    let agent: AgentProcess;
+    let agent: SpawnedProcess;
     const seen: string[] = [];
     const methodOf = new Map<number, string>();
     let nextId = 1;
@@ -26,15 +25,15 @@ describe('conformance agent (ACP v2)', () => {
     async function call(method: string, params: object, then?: (id: number) => void): Promise<Record<string, unknown>> {
       const id = nextId++;
       methodOf.set(id, method);
-      agent.peer.send({ jsonrpc: '2.0', id, method, params });
+      agent.send({ jsonrpc: '2.0', id, method, params });
       then?.(id);
-      const lines = await agent.peer.linesUntilResponse(id);
+      const lines = await agent.stdout.takeUntil(isResponseTo(id));
       seen.push(...lines);
       return JSON.parse(lines[lines.length - 1]) as Record<string, unknown>;
     }
 
     async function untilIdle(): Promise<void> {
-      seen.push(...(await agent.peer.linesUntil((line) => line.includes('"state":"idle"'))));
+      seen.push(...(await agent.stdout.takeUntil((_, line) => line.includes('"state":"idle"'))));
     }
 
     before(async () => {
@@ -47,21 +46,21 @@ describe('conformance agent (ACP v2)', () => {
       await call('session/prompt', { sessionId, prompt });
       await untilIdle();
       await call('session/prompt', { sessionId, prompt, _meta: { workMs: 60_000 } });
-      agent.peer.send({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
+      agent.send({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
       await untilIdle();
       await call('session/prompt', { sessionId, prompt, _meta: { insertDelayMs: 60_000 } }, (id) =>
-        agent.peer.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } }),
+        agent.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } }),
       );
       await call('session/prompt', { sessionId: 'unknown', prompt });
       methodOf.set(nextId, '_test/callClient');
-      agent.peer.send({ jsonrpc: '2.0', id: nextId, method: '_test/callClient', params: { method: 'client/slow', cancelAfterMs: 1 } });
-      const [request, cancel] = await agent.peer.nextLines(2);
-      agent.peer.send({ jsonrpc: '2.0', id: (JSON.parse(request) as { id: number }).id, error: { code: -32800, message: 'Request cancelled' } });
-      seen.push(request, cancel, ...(await agent.peer.linesUntilResponse(nextId)));
+      agent.send({ jsonrpc: '2.0', id: nextId, method: '_test/callClient', params: { method: 'client/slow', cancelAfterMs: 1 } });
+      const [request, cancel] = await agent.stdout.takeLines(2);
+      agent.send({ jsonrpc: '2.0', id: (JSON.parse(request) as { id: number }).id, error: { code: -32800, message: 'Request cancelled' } });
+      seen.push(request, cancel, ...(await agent.stdout.takeUntil(isResponseTo(nextId))));
     });
 
     after(async () => {
-      await agent.close();
+      await agent.stop();
     });
 
     it('validates every ACP message the agent sent', () => {
@@ -108,7 +107,7 @@ describe('conformance agent (ACP v2)', () => {
   describe('the official SDK v2 client', () => {
     /** Runs `op` with an SDK client connected to a fresh agent over stdio; the agent must exit 0. */
     async function withSdkClient<T>(op: (ctx: acp.ClientContext) => Promise<T>): Promise<T> {
-      const child = spawn(process.execPath, [AGENT_SCRIPT], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, [CONFORMANCE_AGENT], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       const stream = acp.ndJsonStream(
         Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,

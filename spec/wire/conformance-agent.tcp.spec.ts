@@ -1,55 +1,54 @@
 /**
  * The conformance agent in TCP mode (`--tcp 0`): the `listening PORT` line, one agent state per
  * socket, a subset of the methods with exact lines, and a clean exit when its stdin ends.
- * Needs dist/: `npm test` builds first; run alone, the `before` hook builds when dist is stale.
+ * Needs dist/: useBuild() builds it when it is missing or stale.
  */
 import { expect } from 'chai';
 import { once } from 'node:events';
 import type { Socket } from 'node:net';
-import { CLIENT_INIT, INIT_RESULT, IdNamer, connectLinePeer, ensureBuilt, spawnAgent, type AgentProcess, type LinePeer } from '../helpers/agent';
+import { CLIENT_INIT, IdNamer, INIT_RESULT, spawnAgent } from '../helpers/conformance-agent';
+import { type SpawnedProcess, useBuild } from '../helpers/processes';
+import { connectRaw, type RawSocket } from '../helpers/sockets';
 
 describe('conformance agent (TCP)', () => {
-  let agent: AgentProcess;
+  let agent: SpawnedProcess;
   let port: number;
   const sockets: Socket[] = [];
 
-  async function connectInitialized(): Promise<LinePeer> {
-    const { peer, socket } = await connectLinePeer(port);
-    sockets.push(socket);
+  async function connectInitialized(): Promise<RawSocket> {
+    const peer = await connectRaw(port);
+    sockets.push(peer.socket);
     expect(await peer.request(1, 'initialize', CLIENT_INIT)).to.equal(`{"jsonrpc":"2.0","id":1,"result":${INIT_RESULT}}`);
     return peer;
   }
 
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
 
   beforeEach(async () => {
     agent = spawnAgent(['--tcp', '0']);
-    const line = await agent.peer.nextLine();
+    const line = await agent.stdout.take();
     expect(line).to.match(/^listening \d+$/);
     port = Number(line.split(' ')[1]);
   });
 
   afterEach(async () => {
     for (const socket of sockets.splice(0)) socket.destroy();
-    const exit = await agent.close();
-    expect(exit, agent.stderr()).to.deep.equal({ code: 0, signal: null });
+    const exit = await agent.stop();
+    expect(exit, agent.stderr.text).to.deep.equal({ code: 0, signal: null });
   });
 
   it('prints "listening PORT" with the port it picked, and nothing else on stdout', async () => {
     await connectInitialized();
     agent.child.stdin!.end();
-    expect(await agent.peer.ended()).to.deep.equal([]);
+    expect(await agent.stdout.ended()).to.deep.equal([]);
     expect(port).to.be.above(0);
   });
 
   it('keeps one agent state per socket', async () => {
     const first = await connectInitialized();
     first.send({ jsonrpc: '2.0', method: '_only_first' });
-    const { peer: second, socket } = await connectLinePeer(port);
-    sockets.push(socket);
+    const second = await connectRaw(port);
+    sockets.push(second.socket);
     expect(await second.request(1, '_test/echo', [])).to.equal(
       '{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"Invalid Request","data":"`_test/echo` needs a completed initialize first"}}',
     );
@@ -65,7 +64,7 @@ describe('conformance agent (TCP)', () => {
     expect(await peer.request(2, '_test/echo', { over: 'tcp' })).to.equal('{"jsonrpc":"2.0","id":2,"result":{"over":"tcp"}}');
     peer.send({ jsonrpc: '2.0', id: 3, method: '_test/sleep', params: { ms: 60_000 } });
     peer.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 3 } });
-    expect(await peer.nextLine()).to.equal('{"jsonrpc":"2.0","id":3,"error":{"code":-32800,"message":"Request cancelled"}}');
+    expect(await peer.lines.take()).to.equal('{"jsonrpc":"2.0","id":3,"error":{"code":-32800,"message":"Request cancelled"}}');
   });
 
   it('runs a session turn with the same lines as over stdio', async () => {
@@ -76,7 +75,7 @@ describe('conformance agent (TCP)', () => {
     );
     peer.send({ jsonrpc: '2.0', id: 3, method: 'session/prompt', params: { sessionId: names.idOf('<id1>'), prompt: [{ type: 'text', text: 'tcp' }] } });
     const update = (json: string): string => `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"<id1>","update":${json}}}`;
-    expect(names.names(await peer.nextLines(6))).to.deep.equal([
+    expect(names.names(await peer.lines.takeLines(6))).to.deep.equal([
       '{"jsonrpc":"2.0","id":3,"result":{"messageId":"<id2>"}}',
       update('{"sessionUpdate":"user_message","messageId":"<id2>","content":[{"type":"text","text":"tcp"}]}'),
       update('{"sessionUpdate":"state_update","state":"running"}'),
@@ -87,12 +86,13 @@ describe('conformance agent (TCP)', () => {
   });
 
   it('writes a socket\'s last answers before closing it when the client ends its side', async () => {
-    const { peer, socket } = await connectLinePeer(port);
+    const peer = await connectRaw(port);
+    const { socket } = peer;
     sockets.push(socket);
     peer.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: CLIENT_INIT });
     peer.send({ jsonrpc: '2.0', id: 2, method: '_test/echo', params: ['last'] });
     socket.end();
-    expect(await peer.ended()).to.deep.equal([
+    expect(await peer.lines.ended()).to.deep.equal([
       `{"jsonrpc":"2.0","id":1,"result":${INIT_RESULT}}`,
       '{"jsonrpc":"2.0","id":2,"result":["last"]}',
     ]);

@@ -9,7 +9,9 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { Readable, Writable } from 'node:stream';
 import { agentLineErrors, isAcpMethod } from '../helpers/acp-schema';
-import { AGENT_SCRIPT, IdNamer, INIT_RESULT, PACKAGE_VERSION, ROOT, ensureBuilt, spawnAgent, type AgentProcess } from '../helpers/agent';
+import { IdNamer, INIT_RESULT, PACKAGE_VERSION, spawnAgent } from '../helpers/conformance-agent';
+import { isResponseTo } from '../helpers/messages';
+import { CONFORMANCE_AGENT, ROOT, useBuild, type SpawnedProcess } from '../helpers/processes';
 
 const V1_INIT = { protocolVersion: 1, clientInfo: { name: 'spec-client', version: '1.0.0' }, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } };
 const V1_RESULT = `{"protocolVersion":1,"agentInfo":{"name":"acp-wire-conformance-agent","version":"${PACKAGE_VERSION}"},"agentCapabilities":{},"authMethods":[]}`;
@@ -19,16 +21,13 @@ const INVALID_VERSION = (id: number): string =>
   `{"jsonrpc":"2.0","id":${id},"error":{"code":-32602,"message":"Invalid params","data":"\`protocolVersion\` must be an integer from 1 to 65535"}}`;
 
 describe('conformance agent (ACP v1)', () => {
-  let agent: AgentProcess;
+  let agent: SpawnedProcess;
 
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
 
   afterEach(async () => {
-    const exit = await agent.close();
-    expect(exit, agent.stderr()).to.deep.equal({ code: 0, signal: null });
+    const exit = await agent.stop();
+    expect(exit, agent.stderr.text).to.deep.equal({ code: 0, signal: null });
   });
 
   describe('initialize', () => {
@@ -37,35 +36,35 @@ describe('conformance agent (ACP v1)', () => {
     });
 
     it('answers a requested version 1 with the v1 result: agentInfo, agentCapabilities, authMethods', async () => {
-      expect(await agent.peer.request(1, 'initialize', V1_INIT)).to.equal(`{"jsonrpc":"2.0","id":1,"result":${V1_RESULT}}`);
+      expect(await agent.request(1, 'initialize', V1_INIT)).to.equal(`{"jsonrpc":"2.0","id":1,"result":${V1_RESULT}}`);
     });
 
     it('answers a requested version above 2 with version 2', async () => {
-      expect(await agent.peer.request(1, 'initialize', { protocolVersion: 7, info: { name: 'future', version: '9' } })).to.equal(
+      expect(await agent.request(1, 'initialize', { protocolVersion: 7, info: { name: 'future', version: '9' } })).to.equal(
         `{"jsonrpc":"2.0","id":1,"result":${INIT_RESULT}}`,
       );
     });
 
     it('accepts v2 field names in a v1 initialize, and v1 field names in a v2 one', async () => {
-      expect(await agent.peer.request(1, 'initialize', { protocolVersion: 1, info: { name: 'x', version: '1' } })).to.equal(
+      expect(await agent.request(1, 'initialize', { protocolVersion: 1, info: { name: 'x', version: '1' } })).to.equal(
         `{"jsonrpc":"2.0","id":1,"result":${V1_RESULT}}`,
       );
       const other = spawnAgent();
       try {
-        expect(await other.peer.request(1, 'initialize', { protocolVersion: 2, clientInfo: { name: 'x', version: '1' } })).to.equal(
+        expect(await other.request(1, 'initialize', { protocolVersion: 2, clientInfo: { name: 'x', version: '1' } })).to.equal(
           `{"jsonrpc":"2.0","id":1,"result":${INIT_RESULT}}`,
         );
       } finally {
-        await other.close();
+        await other.stop();
       }
     });
 
     it('answers a missing, non-integer or smaller-than-1 version -32602 and stays uninitialized', async () => {
-      expect(await agent.peer.request(1, 'initialize', {})).to.equal(INVALID_VERSION(1));
-      expect(await agent.peer.request(2, 'initialize', { protocolVersion: 0 })).to.equal(INVALID_VERSION(2));
-      expect(await agent.peer.request(3, 'initialize', { protocolVersion: 1.5 })).to.equal(INVALID_VERSION(3));
-      expect(await agent.peer.request(4, 'initialize', { protocolVersion: '1' })).to.equal(INVALID_VERSION(4));
-      expect(await agent.peer.request(5, 'initialize', V1_INIT)).to.equal(`{"jsonrpc":"2.0","id":5,"result":${V1_RESULT}}`);
+      expect(await agent.request(1, 'initialize', {})).to.equal(INVALID_VERSION(1));
+      expect(await agent.request(2, 'initialize', { protocolVersion: 0 })).to.equal(INVALID_VERSION(2));
+      expect(await agent.request(3, 'initialize', { protocolVersion: 1.5 })).to.equal(INVALID_VERSION(3));
+      expect(await agent.request(4, 'initialize', { protocolVersion: '1' })).to.equal(INVALID_VERSION(4));
+      expect(await agent.request(5, 'initialize', V1_INIT)).to.equal(`{"jsonrpc":"2.0","id":5,"result":${V1_RESULT}}`);
     });
   });
 
@@ -77,17 +76,17 @@ describe('conformance agent (ACP v1)', () => {
 
     beforeEach(async () => {
       agent = spawnAgent();
-      await agent.peer.request(0, 'initialize', V1_INIT);
+      await agent.request(0, 'initialize', V1_INIT);
       names = new IdNamer();
-      expect(names.name(await agent.peer.request(1, 'session/new', { cwd: '/tmp', mcpServers: [] }))).to.equal(
+      expect(names.name(await agent.request(1, 'session/new', { cwd: '/tmp', mcpServers: [] }))).to.equal(
         '{"jsonrpc":"2.0","id":1,"result":{"sessionId":"<id1>"}}',
       );
       sessionId = names.idOf('<id1>');
     });
 
     it('streams the chunks, then answers the prompt {"stopReason":"end_turn"} at the end of the turn', async () => {
-      agent.peer.send({ jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: PROMPT } });
-      expect(names.names(await agent.peer.nextLines(4))).to.deep.equal([
+      agent.send({ jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: PROMPT } });
+      expect(names.names(await agent.stdout.takeLines(4))).to.deep.equal([
         chunk('echo: '),
         chunk('hello '),
         chunk('acp'),
@@ -96,32 +95,32 @@ describe('conformance agent (ACP v1)', () => {
     });
 
     it('session/cancel ends a running turn with a success {"stopReason":"cancelled"}', async () => {
-      agent.peer.send({ jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: PROMPT, _meta: { workMs: 60_000 } } });
-      expect(names.name(await agent.peer.nextLine())).to.equal(chunk('echo: '));
-      agent.peer.send({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
-      expect(await agent.peer.nextLine()).to.equal('{"jsonrpc":"2.0","id":2,"result":{"stopReason":"cancelled"}}');
+      agent.send({ jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: PROMPT, _meta: { workMs: 60_000 } } });
+      expect(names.name(await agent.stdout.take())).to.equal(chunk('echo: '));
+      agent.send({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
+      expect(await agent.stdout.take()).to.equal('{"jsonrpc":"2.0","id":2,"result":{"stopReason":"cancelled"}}');
     });
 
     it('a $/cancel_request for the running prompt answers it -32800', async () => {
-      agent.peer.send({ jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: PROMPT, _meta: { workMs: 60_000 } } });
-      expect(names.name(await agent.peer.nextLine())).to.equal(chunk('echo: '));
-      agent.peer.send(CANCEL(2));
-      expect(await agent.peer.nextLine()).to.equal('{"jsonrpc":"2.0","id":2,"error":{"code":-32800,"message":"Request cancelled"}}');
+      agent.send({ jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: PROMPT, _meta: { workMs: 60_000 } } });
+      expect(names.name(await agent.stdout.take())).to.equal(chunk('echo: '));
+      agent.send(CANCEL(2));
+      expect(await agent.stdout.take()).to.equal('{"jsonrpc":"2.0","id":2,"error":{"code":-32800,"message":"Request cancelled"}}');
     });
 
     it('a prompt held by insertDelayMs: $/cancel_request answers -32800, session/cancel answers cancelled', async () => {
-      agent.peer.send({ jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: PROMPT, _meta: { insertDelayMs: 60_000 } } });
-      agent.peer.send(CANCEL(2));
-      expect(await agent.peer.nextLine()).to.equal('{"jsonrpc":"2.0","id":2,"error":{"code":-32800,"message":"Request cancelled"}}');
-      agent.peer.send({ jsonrpc: '2.0', id: 3, method: 'session/prompt', params: { sessionId, prompt: PROMPT, _meta: { insertDelayMs: 60_000 } } });
-      agent.peer.send({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
-      expect(await agent.peer.nextLine()).to.equal('{"jsonrpc":"2.0","id":3,"result":{"stopReason":"cancelled"}}');
+      agent.send({ jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: PROMPT, _meta: { insertDelayMs: 60_000 } } });
+      agent.send(CANCEL(2));
+      expect(await agent.stdout.take()).to.equal('{"jsonrpc":"2.0","id":2,"error":{"code":-32800,"message":"Request cancelled"}}');
+      agent.send({ jsonrpc: '2.0', id: 3, method: 'session/prompt', params: { sessionId, prompt: PROMPT, _meta: { insertDelayMs: 60_000 } } });
+      agent.send({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
+      expect(await agent.stdout.take()).to.equal('{"jsonrpc":"2.0","id":3,"result":{"stopReason":"cancelled"}}');
     });
 
     it('runs two prompts of one session one after the other, each answered at its own end', async () => {
-      agent.peer.send({ jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'one' }] } });
-      agent.peer.send({ jsonrpc: '2.0', id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'two' }] } });
-      expect(names.names(await agent.peer.nextLines(6))).to.deep.equal([
+      agent.send({ jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'one' }] } });
+      agent.send({ jsonrpc: '2.0', id: 3, method: 'session/prompt', params: { sessionId, prompt: [{ type: 'text', text: 'two' }] } });
+      expect(names.names(await agent.stdout.takeLines(6))).to.deep.equal([
         chunk('echo: '),
         chunk('one'),
         '{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}',
@@ -132,7 +131,7 @@ describe('conformance agent (ACP v1)', () => {
     });
 
     it('keeps the _test/* methods', async () => {
-      expect(await agent.peer.request(2, '_test/echo', { v: 1 })).to.equal('{"jsonrpc":"2.0","id":2,"result":{"v":1}}');
+      expect(await agent.request(2, '_test/echo', { v: 1 })).to.equal('{"jsonrpc":"2.0","id":2,"result":{"v":1}}');
     });
   });
 
@@ -143,9 +142,9 @@ describe('conformance agent (ACP v1)', () => {
       const methodOf = new Map<number, string>();
       const call = async (id: number, method: string, params: object, then?: () => void): Promise<string> => {
         methodOf.set(id, method);
-        agent.peer.send({ jsonrpc: '2.0', id, method, params });
+        agent.send({ jsonrpc: '2.0', id, method, params });
         then?.();
-        const lines = await agent.peer.linesUntilResponse(id);
+        const lines = await agent.stdout.takeUntil(isResponseTo(id));
         seen.push(...lines);
         return lines[lines.length - 1]!;
       };
@@ -154,9 +153,9 @@ describe('conformance agent (ACP v1)', () => {
       const sessionId = (JSON.parse(await call(3, 'session/new', { cwd: '/tmp', mcpServers: [] })) as { result: { sessionId: string } }).result.sessionId;
       await call(4, 'session/prompt', { sessionId, prompt: PROMPT });
       await call(5, 'session/prompt', { sessionId, prompt: PROMPT, _meta: { workMs: 60_000 } }, () =>
-        agent.peer.send({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } }),
+        agent.send({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } }),
       );
-      await call(6, 'session/prompt', { sessionId, prompt: PROMPT, _meta: { workMs: 60_000 } }, () => agent.peer.send(CANCEL(6)));
+      await call(6, 'session/prompt', { sessionId, prompt: PROMPT, _meta: { workMs: 60_000 } }, () => agent.send(CANCEL(6)));
       await call(7, 'session/prompt', { sessionId: 'unknown', prompt: PROMPT });
       const checked = seen.filter((line) => isAcpMethod((JSON.parse(line) as { method?: string }).method ?? methodOf.get((JSON.parse(line) as { id: number }).id)!, 1));
       const errors = checked.flatMap((line) => {
@@ -175,11 +174,11 @@ describe('conformance agent (ACP v1)', () => {
   describe('the official SDK v1 client (default entry point)', () => {
     /** Runs `op` with an SDK v1 client connected to a fresh agent over stdio; the agent must exit 0. */
     async function withSdkClient<T>(op: (ctx: acp.ClientContext) => Promise<T>): Promise<T> {
-      const child = spawn(process.execPath, [AGENT_SCRIPT], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, [CONFORMANCE_AGENT], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       const stream = acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>);
       // A dummy agent for the afterEach hook: this test owns its own process.
-      agent = { close: async () => ({ code: 0, signal: null }), stderr: () => '' } as unknown as AgentProcess;
+      agent = { stop: async () => ({ code: 0, signal: null }), stderr: { text: '' } } as unknown as SpawnedProcess;
       try {
         return await acp.client({ name: 'acp-wire-spec' }).connectWith(stream, op);
       } finally {

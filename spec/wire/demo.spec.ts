@@ -1,24 +1,22 @@
 /**
  * The runnable examples end by themselves, exit 0 and print what they promise.
- * Needs dist/: `npm test` builds first; run alone, the `before` hook builds when dist is stale.
+ * Needs dist/: useBuild() builds it when it is missing or stale.
  */
 import { expect } from 'chai';
 import { join } from 'node:path';
-import { PACKAGE_VERSION, ROOT, ensureBuilt, spawnScript, type AgentProcess } from '../helpers/agent';
+import { PACKAGE_VERSION } from '../helpers/conformance-agent';
+import { ROOT, type SpawnedProcess, spawnScript, useBuild } from '../helpers/processes';
 
 /** Runs a compiled example to its end; resolves with its stdout lines, stderr and exit. */
 async function runExample(name: string): Promise<{ lines: string[]; stderr: string; code: number | null }> {
-  const example: AgentProcess = spawnScript(join(ROOT, 'dist', 'examples', `${name}.js`));
+  const example: SpawnedProcess = spawnScript(join(ROOT, 'dist', 'examples', `${name}.js`));
   example.child.stdin!.end();
-  const [lines, exit] = await Promise.all([example.peer.ended(), example.exited]);
-  return { lines, stderr: example.stderr(), code: exit.code };
+  const [lines, exit] = await Promise.all([example.stdout.ended(), example.exited]);
+  return { lines, stderr: example.stderr.text, code: exit.code };
 }
 
 describe('examples', () => {
-  before(function () {
-    this.timeout(180_000);
-    ensureBuilt();
-  });
+  useBuild();
 
   describe('demo (npm run demo)', () => {
     let run: { lines: string[]; stderr: string; code: number | null };

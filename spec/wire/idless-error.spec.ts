@@ -6,38 +6,36 @@
 import { expect } from 'chai';
 import { PassThrough } from 'node:stream';
 import { AcpClient, Connection, type Logger } from '../../lib';
-import { ensureBuilt, spawnAgent, type AgentProcess } from '../helpers/agent';
-import { LineQueue } from '../helpers/chain';
+import { spawnAgent } from '../helpers/conformance-agent';
+import { LineReader } from '../helpers/lines';
+import { useBuild, type SpawnedProcess } from '../helpers/processes';
 
 const IDLESS_ERROR = '{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found","data":"$/cancel_request"}}';
 
 describe('an error response without an id', () => {
   describe('received by the conformance agent (stdio)', () => {
-    let agent: AgentProcess;
+    let agent: SpawnedProcess;
 
-    before(function () {
-      this.timeout(180_000);
-      ensureBuilt();
-    });
+    useBuild();
 
     afterEach(async () => {
-      expect(await agent.close()).to.deep.equal({ code: 0, signal: null });
+      expect(await agent.stop()).to.deep.equal({ code: 0, signal: null });
     });
 
     it('is logged and dropped; the agent\'s cancelled request still gets its one answer', async () => {
       agent = spawnAgent();
-      await agent.peer.request(0, 'initialize', { protocolVersion: 1 });
-      agent.peer.send({ jsonrpc: '2.0', id: 1, method: '_test/callClient', params: { method: 'client/slow', cancelAfterMs: 1 } });
-      expect(await agent.peer.nextLines(2)).to.deep.equal([
+      await agent.request(0, 'initialize', { protocolVersion: 1 });
+      agent.send({ jsonrpc: '2.0', id: 1, method: '_test/callClient', params: { method: 'client/slow', cancelAfterMs: 1 } });
+      expect(await agent.stdout.takeLines(2)).to.deep.equal([
         '{"jsonrpc":"2.0","id":1,"method":"client/slow"}',
         '{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":1}}',
       ]);
-      agent.peer.send(IDLESS_ERROR);
-      agent.peer.send('{"jsonrpc":"2.0","id":1,"result":{"late":true}}');
-      expect(await agent.peer.nextLine()).to.equal('{"jsonrpc":"2.0","id":1,"result":{"response":{"late":true}}}');
-      expect(await agent.peer.request(2, '_test/echo', [2])).to.equal('{"jsonrpc":"2.0","id":2,"result":[2]}');
-      expect(agent.peer.unread).to.deep.equal([]);
-      expect(agent.stderr()).to.include('ProtocolError: dropped a malformed response: a response needs a valid "id"');
+      agent.send(IDLESS_ERROR);
+      agent.send('{"jsonrpc":"2.0","id":1,"result":{"late":true}}');
+      expect(await agent.stdout.take()).to.equal('{"jsonrpc":"2.0","id":1,"result":{"response":{"late":true}}}');
+      expect(await agent.request(2, '_test/echo', [2])).to.equal('{"jsonrpc":"2.0","id":2,"result":[2]}');
+      expect(agent.stdout.untaken).to.deep.equal([]);
+      expect(agent.stderr.text).to.include('ProtocolError: dropped a malformed response: a response needs a valid "id"');
     });
   });
 
@@ -48,7 +46,7 @@ describe('an error response without an id', () => {
       const warnings: string[] = [];
       const logger: Logger = { traces: false, log: (level, message) => void (level === 'warn' && warnings.push(message)) };
       const connection = new Connection(toClient, fromClient, { logger });
-      const agent = new LineQueue(fromClient, 'client output');
+      const agent = new LineReader(fromClient, { label: 'client output' });
       const client = new AcpClient(connection, { protocolVersions: [1] });
       const initialized = client.initialize();
       await agent.take();
@@ -66,7 +64,7 @@ describe('an error response without an id', () => {
       expect(warnings).to.deep.equal(['ProtocolError: dropped a malformed response: a response needs a valid "id"']);
       await connection.close();
       toClient.end();
-      expect(agent.all).to.have.length(3);
+      expect(agent.lines).to.have.length(3);
     });
   });
 });

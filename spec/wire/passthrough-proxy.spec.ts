@@ -1,27 +1,27 @@
 /**
  * The passthrough proxy on its own stdio, driven with raw NDJSON as a conductor would (needs the
- * build; see spec/helpers/chain.ts).
+ * build; see useBuild() in spec/helpers/processes.ts).
  */
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { LineQueue, PASSTHROUGH, ROOT, ensureChainBuilt, hasMethod, isResponseTo } from '../helpers/chain';
+import type { LineReader } from '../helpers/lines';
+import { hasMethod, isResponseTo } from '../helpers/messages';
+import { PASSTHROUGH_PROXY, type SpawnedProcess, spawnScript, useBuild } from '../helpers/processes';
 
 describe('examples/passthrough-proxy', function () {
   this.timeout(20000);
-  before(() => ensureChainBuilt());
+  useBuild();
 
-  let child: ChildProcess;
-  let stdout: LineQueue;
+  let proxy: SpawnedProcess;
+  let stdout: LineReader;
   let exited: Promise<number | null>;
-  const send = (line: string): void => void child.stdin!.write(`${line}\n`);
+  const send = (line: string): void => proxy.send(line);
   beforeEach(() => {
-    child = spawn(process.execPath, [PASSTHROUGH], { cwd: ROOT, env: { ...process.env, ACP_WIRE_LOG: '' }, stdio: ['pipe', 'pipe', 'ignore'] });
-    stdout = new LineQueue(child.stdout!, 'proxy stdout');
-    exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    proxy = spawnScript(PASSTHROUGH_PROXY);
+    stdout = proxy.stdout;
+    exited = proxy.exited.then((exit) => exit.code);
   });
   afterEach(async () => {
-    child.stdin!.end();
-    await exited;
+    await proxy.stop();
   });
 
   it('refuses a plain initialize with -32600', async () => {
@@ -43,7 +43,7 @@ describe('examples/passthrough-proxy', function () {
   });
 
   it('exits 0 when its stdin ends', async () => {
-    child.stdin!.end();
+    proxy.child.stdin!.end();
     expect(await exited).to.equal(0);
   });
 });

@@ -4,13 +4,15 @@
  */
 import { expect } from 'chai';
 import { ConnectionClosedError, spawnConnection } from '../../lib';
-import { fixtureArgs, fixtureEnv, itAnswersAsWireMdSays, spawnFixture, stopAll, type FixtureProcess } from '../helpers/wire';
+import { fixtureArgs, fixtureEnv, type SpawnedProcess, spawnFixture, stopAll, useBuild } from '../helpers/processes';
+import { itAnswersAsWireMdSays, itAnswersConcurrentRequests } from '../helpers/wire';
 
 describe('wire over child-process stdio (echo-peer)', () => {
+  useBuild();
   after(stopAll);
 
   describe('answers', () => {
-    let peer: FixtureProcess;
+    let peer: SpawnedProcess;
     before(() => {
       peer = spawnFixture('echo-peer');
     });
@@ -26,7 +28,7 @@ describe('wire over child-process stdio (echo-peer)', () => {
         '{"jsonrpc":"2.0","id":1,"method":"sleep","params":{"ms":20}}',
         '{"jsonrpc":"2.0","id":"1","method":"sleep","params":{"ms":10}}',
       );
-      const lines = (await peer.stdout.waitFor(start + 2)).slice(start);
+      const lines = (await peer.stdout.waitForLines(start + 2)).slice(start);
       expect(lines.sort()).to.deep.equal([
         '{"jsonrpc":"2.0","id":"1","result":{"slept":10}}',
         '{"jsonrpc":"2.0","id":1,"result":{"slept":20}}',
@@ -41,7 +43,7 @@ describe('wire over child-process stdio (echo-peer)', () => {
         '{"jsonrpc":"2.0","id":1.0000000000000000001,"method":"echo","params":["a"]}',
         '{"jsonrpc":"2.0","id":-0,"method":"missing"}',
       );
-      const lines = (await peer.stdout.waitFor(start + 4)).slice(start);
+      const lines = (await peer.stdout.waitForLines(start + 4)).slice(start);
       expect(lines.sort()).to.deep.equal([
         '{"jsonrpc":"2.0","id":-0,"error":{"code":-32601,"message":"Method not found","data":"missing"}}',
         '{"jsonrpc":"2.0","id":0,"result":{"slept":10}}',
@@ -50,18 +52,7 @@ describe('wire over child-process stdio (echo-peer)', () => {
       ]);
     });
 
-    it('answers 1,000 concurrent requests exactly once each', async () => {
-      const start = peer.stdout.lines.length;
-      const requests = Array.from({ length: 1000 }, (_, id) =>
-        id % 2 === 0 ? { jsonrpc: '2.0', id, method: 'sleep', params: { ms: id % 7 } } : { jsonrpc: '2.0', id, method: 'echo', params: [id] },
-      );
-      peer.send(...requests);
-      const answers = (await peer.stdout.waitFor(start + 1000)).slice(start).map((line) => JSON.parse(line) as { id: number; result: unknown });
-      expect(new Set(answers.map((answer) => answer.id)).size).to.equal(1000);
-      for (const { id, result } of answers) expect(result).to.deep.equal(id % 2 === 0 ? { slept: id % 7 } : [id]);
-      peer.send({ jsonrpc: '2.0', id: 'last', method: 'echo' });
-      expect(await peer.stdout.next(1)).to.deep.equal(['{"jsonrpc":"2.0","id":"last","result":null}']);
-    });
+    itAnswersConcurrentRequests(() => ({ send: peer.send, lines: peer.stdout }));
 
     it('writes nothing but protocol lines on stdout', () => {
       for (const line of peer.stdout.lines) expect(() => JSON.parse(line) as unknown, line).not.to.throw();
@@ -79,11 +70,11 @@ describe('wire over child-process stdio (echo-peer)', () => {
     });
 
     it('with ACP_WIRE_LOG=trace logs every line sent and received with direction and time on stderr, and nothing extra on stdout', async () => {
-      const peer = spawnFixture('echo-peer', [], { ACP_WIRE_LOG: 'trace' });
+      const peer = spawnFixture('echo-peer', [], { env: { ACP_WIRE_LOG: 'trace' } });
       const request = '{"jsonrpc":"2.0","id":1,"method":"echo","params":{"t":1}}';
       const answer = '{"jsonrpc":"2.0","id":1,"result":{"t":1}}';
       peer.send(request);
-      expect(await peer.stdout.waitFor(1)).to.deep.equal([answer]);
+      expect(await peer.stdout.waitForLines(1)).to.deep.equal([answer]);
       expect(await peer.stop()).to.deep.equal({ code: 0, signal: null });
       expect(peer.stdout.lines).to.deep.equal([answer]);
       expect(peer.stdout.rest).to.equal('');

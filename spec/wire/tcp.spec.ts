@@ -4,13 +4,16 @@
  */
 import { expect } from 'chai';
 import { ConnectionClosedError, connectTcp, listenTcp, type CloseReason } from '../../lib';
-import { connectRaw, itAnswersAsWireMdSays, spawnFixture, spawnTcpEchoPeer, stopAll, type FixtureProcess, type RawSocket } from '../helpers/wire';
+import { type SpawnedProcess, spawnFixture, stopAll, useBuild } from '../helpers/processes';
+import { connectRaw, type RawSocket } from '../helpers/sockets';
+import { itAnswersAsWireMdSays, itAnswersConcurrentRequests, spawnTcpEchoPeer } from '../helpers/wire';
 
 describe('wire over TCP (echo-peer --tcp 0)', () => {
+  useBuild();
   after(stopAll);
 
   describe('answers', () => {
-    let peer: FixtureProcess;
+    let peer: SpawnedProcess;
     let port: number;
     let socket: RawSocket;
     before(async () => {
@@ -24,24 +27,13 @@ describe('wire over TCP (echo-peer --tcp 0)', () => {
 
     itAnswersAsWireMdSays(() => ({ send: socket.send, lines: socket.lines }));
 
-    it('answers 1,000 concurrent requests exactly once each', async () => {
-      const start = socket.lines.lines.length;
-      const requests = Array.from({ length: 1000 }, (_, id) =>
-        id % 2 === 0 ? { jsonrpc: '2.0', id, method: 'sleep', params: { ms: id % 7 } } : { jsonrpc: '2.0', id, method: 'echo', params: [id] },
-      );
-      socket.send(...requests);
-      const answers = (await socket.lines.waitFor(start + 1000)).slice(start).map((line) => JSON.parse(line) as { id: number; result: unknown });
-      expect(new Set(answers.map((answer) => answer.id)).size).to.equal(1000);
-      for (const { id, result } of answers) expect(result).to.deep.equal(id % 2 === 0 ? { slept: id % 7 } : [id]);
-      socket.send({ jsonrpc: '2.0', id: 'last', method: 'echo' });
-      expect(await socket.lines.next(1)).to.deep.equal(['{"jsonrpc":"2.0","id":"last","result":null}']);
-    });
+    itAnswersConcurrentRequests(() => ({ send: socket.send, lines: socket.lines }));
 
     it('keeps one connection state per socket: a second socket is answered independently', async () => {
       const second = await connectRaw(port);
       try {
         second.send({ jsonrpc: '2.0', method: 'only/second' }, { jsonrpc: '2.0', id: 1, method: 'notifications' });
-        expect(await second.lines.waitFor(1)).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":["only/second"]}']);
+        expect(await second.lines.waitForLines(1)).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":["only/second"]}']);
       } finally {
         await second.close();
       }
@@ -53,7 +45,7 @@ describe('wire over TCP (echo-peer --tcp 0)', () => {
       const { peer, port } = await spawnTcpEchoPeer();
       const socket = await connectRaw(port);
       socket.send({ jsonrpc: '2.0', id: 1, method: 'echo', params: ['before'] });
-      await socket.lines.waitFor(1);
+      await socket.lines.waitForLines(1);
       const socketClosed = new Promise<void>((resolve) => socket.socket.once('close', () => resolve()));
       peer.child.stdin!.end();
       await socketClosed;

@@ -58,12 +58,31 @@ export type ToolCallStatus = 'pending' | 'in_progress' | 'completed' | 'failed';
  */
 export type ToolCallContent =
   | (Content & {
+      /**
+       * `"content"` selects this variant of `ToolCallContent`.
+       *
+       * Standard content block (text, images, resources).
+       */
       type: 'content';
     })
   | (Diff & {
+      /**
+       * `"diff"` selects this variant of `ToolCallContent`.
+       *
+       * File modification shown as a diff.
+       */
       type: 'diff';
     })
   | (Terminal & {
+      /**
+       * `"terminal"` selects this variant of `ToolCallContent`.
+       *
+       * Embed a terminal created with `terminal/create` by its id.
+       *
+       * The terminal must be added before calling `terminal/release`.
+       *
+       * See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
+       */
       type: 'terminal';
     });
 /**
@@ -81,18 +100,56 @@ export type ToolCallContent =
  */
 export type ContentBlock =
   | (TextContent & {
+      /**
+       * `"text"` selects this variant of `ContentBlock`.
+       *
+       * Text content. May be plain text or formatted with Markdown.
+       *
+       * All agents MUST support text content blocks in prompts.
+       * Clients SHOULD render this text as Markdown.
+       */
       type: 'text';
     })
   | (ImageContent & {
+      /**
+       * `"image"` selects this variant of `ContentBlock`.
+       *
+       * Images for visual context or analysis.
+       *
+       * Requires the `image` prompt capability when included in prompts.
+       */
       type: 'image';
     })
   | (AudioContent & {
+      /**
+       * `"audio"` selects this variant of `ContentBlock`.
+       *
+       * Audio data for transcription or analysis.
+       *
+       * Requires the `audio` prompt capability when included in prompts.
+       */
       type: 'audio';
     })
   | (ResourceLink & {
+      /**
+       * `"resource_link"` selects this variant of `ContentBlock`.
+       *
+       * References to resources that the agent can access.
+       *
+       * All agents MUST support resource links in prompts.
+       */
       type: 'resource_link';
     })
   | (EmbeddedResource & {
+      /**
+       * `"resource"` selects this variant of `ContentBlock`.
+       *
+       * Complete resource contents embedded directly in the message.
+       *
+       * Preferred for including context as it avoids extra round-trips.
+       *
+       * Requires the `embeddedContext` prompt capability when included in prompts.
+       */
       type: 'resource';
     });
 /**
@@ -142,11 +199,28 @@ export type CreateElicitationRequest = CreateElicitationRequest1 & {
     [k: string]: unknown;
   } | null;
 };
+/**
+ * One of the alternatives of `CreateElicitationRequest`, to which `CreateElicitationRequest` adds its own properties:
+ *
+ * - Form-based elicitation where the client renders a form from the provided schema.
+ * - URL-based elicitation where the client directs the user to a URL.
+ * - `other`: Custom or future elicitation mode.
+ */
 export type CreateElicitationRequest1 =
   | (ElicitationFormMode & {
+      /**
+       * `"form"` selects this variant of `CreateElicitationRequest`.
+       *
+       * Form-based elicitation where the client renders a form from the provided schema.
+       */
       mode: 'form';
     })
   | (ElicitationUrlMode & {
+      /**
+       * `"url"` selects this variant of `CreateElicitationRequest`.
+       *
+       * URL-based elicitation where the client directs the user to a URL.
+       */
       mode: 'url';
     })
   | ((ElicitationSessionScope | ElicitationRequestScope) & {
@@ -168,6 +242,12 @@ export type ElicitationFormMode = ElicitationFormMode1 & {
    */
   requestedSchema: ElicitationSchema;
 };
+/**
+ * One of the alternatives of `ElicitationFormMode`, to which `ElicitationFormMode` adds its own properties:
+ *
+ * - `Session`: Tied to a session, optionally to a specific tool call within that session.
+ * - `Request`: Tied to a specific JSON-RPC request outside of a session (e.g., during auth/configuration phases before any session is started).
+ */
 export type ElicitationFormMode1 = ElicitationSessionScope | ElicitationRequestScope;
 /**
  * Type discriminator for elicitation schemas.
@@ -182,18 +262,43 @@ export type ElicitationSchemaType = 'object';
  */
 export type ElicitationPropertySchema =
   | (StringPropertySchema & {
+      /**
+       * `"string"` selects this variant of `ElicitationPropertySchema`.
+       *
+       * String property (or single-select enum when `enum`/`oneOf` is set).
+       */
       type: 'string';
     })
   | (NumberPropertySchema & {
+      /**
+       * `"number"` selects this variant of `ElicitationPropertySchema`.
+       *
+       * Number (floating-point) property.
+       */
       type: 'number';
     })
   | (IntegerPropertySchema & {
+      /**
+       * `"integer"` selects this variant of `ElicitationPropertySchema`.
+       *
+       * Integer property.
+       */
       type: 'integer';
     })
   | (BooleanPropertySchema & {
+      /**
+       * `"boolean"` selects this variant of `ElicitationPropertySchema`.
+       *
+       * Boolean property.
+       */
       type: 'boolean';
     })
   | (MultiSelectPropertySchema & {
+      /**
+       * `"array"` selects this variant of `ElicitationPropertySchema`.
+       *
+       * Multi-select array property.
+       */
       type: 'array';
     })
   | {
@@ -216,6 +321,11 @@ export type StringFormat = 'email' | 'uri' | 'date' | 'date-time';
  */
 export type MultiSelectItems =
   | (StringMultiSelectItems & {
+      /**
+       * `"string"` selects this variant of `MultiSelectItems`.
+       *
+       * Multi-select string items with plain string values.
+       */
       type: 'string';
     })
   | {
@@ -243,6 +353,12 @@ export type ElicitationUrlMode = ElicitationUrlMode1 & {
    */
   url: string;
 };
+/**
+ * One of the alternatives of `ElicitationUrlMode`, to which `ElicitationUrlMode` adds its own properties:
+ *
+ * - `Session`: Tied to a session, optionally to a specific tool call within that session.
+ * - `Request`: Tied to a specific JSON-RPC request outside of a session (e.g., during auth/configuration phases before any session is started).
+ */
 export type ElicitationUrlMode1 = ElicitationSessionScope | ElicitationRequestScope;
 /**
  * Unique identifier for an elicitation.
@@ -300,6 +416,12 @@ export type ProtocolVersion = number;
  */
 export type AuthMethod =
   | (AuthMethodTerminal & {
+      /**
+       * `"terminal"` selects this variant of `AuthMethod`.
+       *
+       * Client runs the configured agent program as a separate interactive
+       * process, without passing this method to `authenticate`.
+       */
       type: 'terminal';
     })
   | AuthMethodAgent;
@@ -358,11 +480,27 @@ export type SessionConfigId = string;
  * Category names that do not begin with `_` are reserved for the ACP spec.
  */
 export type SessionConfigOptionCategory = 'mode' | 'model' | 'model_config' | 'thought_level' | string;
+/**
+ * One of the alternatives of `SessionConfigOption`, to which `SessionConfigOption` adds its own properties:
+ *
+ * - Single-value selector (dropdown).
+ * - Boolean on/off toggle.
+ */
 export type SessionConfigOption1 =
   | (SessionConfigSelect & {
+      /**
+       * `"select"` selects this variant of `SessionConfigOption`.
+       *
+       * Single-value selector (dropdown).
+       */
       type: 'select';
     })
   | (SessionConfigBoolean & {
+      /**
+       * `"boolean"` selects this variant of `SessionConfigOption`.
+       *
+       * Boolean on/off toggle.
+       */
       type: 'boolean';
     });
 /**
@@ -400,45 +538,127 @@ export type ErrorCode = -32700 | -32600 | -32601 | -32602 | -32603 | -32800 | -3
  */
 export type SessionUpdate =
   | (ContentChunk & {
+      /**
+       * `"user_message_chunk"` selects this variant of `SessionUpdate`.
+       *
+       * A chunk of the user's message being streamed.
+       */
       sessionUpdate: 'user_message_chunk';
     })
   | (ContentChunk & {
+      /**
+       * `"agent_message_chunk"` selects this variant of `SessionUpdate`.
+       *
+       * A chunk of the agent's response being streamed.
+       */
       sessionUpdate: 'agent_message_chunk';
     })
   | (ContentChunk & {
+      /**
+       * `"agent_thought_chunk"` selects this variant of `SessionUpdate`.
+       *
+       * A chunk of the agent's internal reasoning being streamed.
+       */
       sessionUpdate: 'agent_thought_chunk';
     })
   | (ToolCall & {
+      /**
+       * `"tool_call"` selects this variant of `SessionUpdate`.
+       *
+       * Notification that a new tool call has been initiated.
+       */
       sessionUpdate: 'tool_call';
     })
   | (ToolCallUpdate & {
+      /**
+       * `"tool_call_update"` selects this variant of `SessionUpdate`.
+       *
+       * Update on the status or results of a tool call.
+       */
       sessionUpdate: 'tool_call_update';
     })
   | (Plan & {
+      /**
+       * `"plan"` selects this variant of `SessionUpdate`.
+       *
+       * The agent's execution plan for complex tasks.
+       * See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v1/agent-plan)
+       */
       sessionUpdate: 'plan';
     })
   | (AvailableCommandsUpdate & {
+      /**
+       * `"available_commands_update"` selects this variant of `SessionUpdate`.
+       *
+       * Available commands are ready or have changed
+       */
       sessionUpdate: 'available_commands_update';
     })
   | (CurrentModeUpdate & {
+      /**
+       * `"current_mode_update"` selects this variant of `SessionUpdate`.
+       *
+       * The current mode of the session has changed
+       *
+       * See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
+       */
       sessionUpdate: 'current_mode_update';
     })
   | (ConfigOptionUpdate & {
+      /**
+       * `"config_option_update"` selects this variant of `SessionUpdate`.
+       *
+       * Session configuration options have been updated.
+       */
       sessionUpdate: 'config_option_update';
     })
   | (SessionInfoUpdate & {
+      /**
+       * `"session_info_update"` selects this variant of `SessionUpdate`.
+       *
+       * Session metadata has been updated (title, timestamps, custom metadata)
+       */
       sessionUpdate: 'session_info_update';
     })
   | (UsageUpdate & {
+      /**
+       * `"usage_update"` selects this variant of `SessionUpdate`.
+       *
+       * Context window and cost update for the session.
+       */
       sessionUpdate: 'usage_update';
     })
   | (Notice & {
+      /**
+       * `"notice"` selects this variant of `SessionUpdate`.
+       *
+       * Information for the user that is not part of session history.
+       *
+       * Agents MUST only send this update when the Client advertised
+       * the `session.notices` Client capability.
+       */
       sessionUpdate: 'notice';
     })
   | (CompactionUpdate & {
+      /**
+       * `"compaction_update"` selects this variant of `SessionUpdate`.
+       *
+       * A context compaction has been created or updated.
+       *
+       * Agents MUST only send this update when the Client advertised
+       * the `session.compaction` Client capability.
+       */
       sessionUpdate: 'compaction_update';
     })
   | (CompactionSummaryChunk & {
+      /**
+       * `"compaction_summary_chunk"` selects this variant of `SessionUpdate`.
+       *
+       * A content block appended to a context compaction's retained summary.
+       *
+       * Agents MUST only send this update when the Client advertised
+       * the `session.compaction` Client capability.
+       */
       sessionUpdate: 'compaction_summary_chunk';
     });
 /**
@@ -486,9 +706,23 @@ export type CompactionStatus = 'in_progress' | 'completed' | 'failed' | 'cancell
  */
 export type McpServer =
   | (McpServerHttp & {
+      /**
+       * `"http"` selects this variant of `McpServer`.
+       *
+       * HTTP transport configuration
+       *
+       * Only available when the Agent capabilities indicate `mcp_capabilities.http` is `true`.
+       */
       type: 'http';
     })
   | (McpServerSse & {
+      /**
+       * `"sse"` selects this variant of `McpServer`.
+       *
+       * SSE transport configuration
+       *
+       * Only available when the Agent capabilities indicate `mcp_capabilities.sse` is `true`.
+       */
       type: 'sse';
     })
   | McpServerStdio;
@@ -515,8 +749,19 @@ export type SetSessionConfigOptionRequest = SetSessionConfigOptionRequest1 & {
     [k: string]: unknown;
   } | null;
 };
+/**
+ * One of the alternatives of `SetSessionConfigOptionRequest`, to which `SetSessionConfigOptionRequest` adds its own properties:
+ *
+ * - A boolean value (`type: "boolean"`).
+ * - `value_id`: A `SessionConfigValueId` string value.
+ */
 export type SetSessionConfigOptionRequest1 =
   | {
+      /**
+       * `"boolean"` selects this variant of `SetSessionConfigOptionRequest`.
+       *
+       * A boolean value (`type: "boolean"`).
+       */
       type: 'boolean';
       /**
        * The boolean value.
@@ -568,9 +813,25 @@ export type ClientResponse =
  */
 export type RequestPermissionOutcome =
   | {
+      /**
+       * `"cancelled"` selects this variant of `RequestPermissionOutcome`.
+       *
+       * The prompt turn was cancelled before the user responded.
+       *
+       * When a client sends a `session/cancel` notification to cancel an ongoing
+       * prompt turn, it MUST respond to all pending `session/request_permission`
+       * requests with this `cancelled` outcome.
+       *
+       * See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v1/prompt-turn#cancellation)
+       */
       outcome: 'cancelled';
     }
   | (SelectedPermissionOutcome & {
+      /**
+       * `"selected"` selects this variant of `RequestPermissionOutcome`.
+       *
+       * The user selected one of the provided options.
+       */
       outcome: 'selected';
     });
 /**
@@ -590,14 +851,37 @@ export type CreateElicitationResponse = CreateElicitationResponse1 & {
     [k: string]: unknown;
   } | null;
 };
+/**
+ * One of the alternatives of `CreateElicitationResponse`, to which `CreateElicitationResponse` adds its own properties:
+ *
+ * - The user accepted and provided content.
+ * - The user declined the elicitation.
+ * - The elicitation was cancelled.
+ * - `other`: Custom or future elicitation action.
+ */
 export type CreateElicitationResponse1 =
   | (ElicitationAcceptAction & {
+      /**
+       * `"accept"` selects this variant of `CreateElicitationResponse`.
+       *
+       * The user accepted and provided content.
+       */
       action: 'accept';
     })
   | {
+      /**
+       * `"decline"` selects this variant of `CreateElicitationResponse`.
+       *
+       * The user declined the elicitation.
+       */
       action: 'decline';
     }
   | {
+      /**
+       * `"cancel"` selects this variant of `CreateElicitationResponse`.
+       *
+       * The elicitation was cancelled.
+       */
       action: 'cancel';
     }
   | {

@@ -27,9 +27,19 @@ export type SessionId = string;
  */
 export type RequestPermissionSubject =
   | (ToolCallPermissionSubject & {
+      /**
+       * `"tool_call"` selects this variant of `RequestPermissionSubject`.
+       *
+       * Permission is requested before executing a tool call.
+       */
       type: 'tool_call';
     })
   | (CommandPermissionSubject & {
+      /**
+       * `"command"` selects this variant of `RequestPermissionSubject`.
+       *
+       * Permission is requested before running a command.
+       */
       type: 'command';
     })
   | {
@@ -75,12 +85,27 @@ export type ToolCallStatus = 'pending' | 'in_progress' | 'paused' | 'completed' 
  */
 export type ToolCallContent =
   | (Content & {
+      /**
+       * `"content"` selects this variant of `ToolCallContent`.
+       *
+       * Standard content block (text, images, resources).
+       */
       type: 'content';
     })
   | (Diff & {
+      /**
+       * `"diff"` selects this variant of `ToolCallContent`.
+       *
+       * File modification shown as a diff.
+       */
       type: 'diff';
     })
   | (Terminal & {
+      /**
+       * `"terminal"` selects this variant of `ToolCallContent`.
+       *
+       * A display-only reference to an agent-owned terminal.
+       */
       type: 'terminal';
     })
   | {
@@ -110,18 +135,57 @@ export type ToolCallContent =
  */
 export type ContentBlock =
   | (TextContent & {
+      /**
+       * `"text"` selects this variant of `ContentBlock`.
+       *
+       * Text content. May be plain text or formatted with Markdown.
+       *
+       * All agents MUST support text content blocks in prompts.
+       * Clients SHOULD render this text as CommonMark and MAY support GitHub Flavored Markdown
+       * extensions.
+       */
       type: 'text';
     })
   | (ImageContent & {
+      /**
+       * `"image"` selects this variant of `ContentBlock`.
+       *
+       * Images for visual context or analysis.
+       *
+       * Requires the `image` prompt capability when included in prompts.
+       */
       type: 'image';
     })
   | (AudioContent & {
+      /**
+       * `"audio"` selects this variant of `ContentBlock`.
+       *
+       * Audio data for transcription or analysis.
+       *
+       * Requires the `audio` prompt capability when included in prompts.
+       */
       type: 'audio';
     })
   | (ResourceLink & {
+      /**
+       * `"resource_link"` selects this variant of `ContentBlock`.
+       *
+       * References to resources that the receiver may be able to read.
+       *
+       * All agents MUST support resource links in prompts.
+       */
       type: 'resource_link';
     })
   | (EmbeddedResource & {
+      /**
+       * `"resource"` selects this variant of `ContentBlock`.
+       *
+       * Complete resource contents embedded directly in the message.
+       *
+       * Preferred for including context as it avoids extra round-trips.
+       *
+       * Requires the `embeddedContext` prompt capability when included in prompts.
+       */
       type: 'resource';
     })
   | {
@@ -181,20 +245,55 @@ export type DiffChange = DiffChange1 & {
     [k: string]: unknown;
   } | null;
 };
+/**
+ * One of the alternatives of `DiffChange`, to which `DiffChange` adds its own properties:
+ *
+ * - A file was added.
+ * - A file was deleted.
+ * - A file was modified in place.
+ * - A file was moved or renamed.
+ * - A file was copied.
+ * - `other`: Custom or future file operation.
+ */
 export type DiffChange1 =
   | (DiffPathChange & {
+      /**
+       * `"add"` selects this variant of `DiffChange`.
+       *
+       * A file was added.
+       */
       operation: 'add';
     })
   | (DiffPathChange & {
+      /**
+       * `"delete"` selects this variant of `DiffChange`.
+       *
+       * A file was deleted.
+       */
       operation: 'delete';
     })
   | (DiffPathChange & {
+      /**
+       * `"modify"` selects this variant of `DiffChange`.
+       *
+       * A file was modified in place.
+       */
       operation: 'modify';
     })
   | (DiffPathPairChange & {
+      /**
+       * `"move"` selects this variant of `DiffChange`.
+       *
+       * A file was moved or renamed.
+       */
       operation: 'move';
     })
   | (DiffPathPairChange & {
+      /**
+       * `"copy"` selects this variant of `DiffChange`.
+       *
+       * A file was copied.
+       */
       operation: 'copy';
     })
   | {
@@ -272,11 +371,28 @@ export type CreateElicitationRequest = CreateElicitationRequest1 & {
     [k: string]: unknown;
   } | null;
 };
+/**
+ * One of the alternatives of `CreateElicitationRequest`, to which `CreateElicitationRequest` adds its own properties:
+ *
+ * - Form-based elicitation where the client renders a form from the provided schema.
+ * - URL-based elicitation where the client directs the user to a URL.
+ * - `other`: Custom or future elicitation mode.
+ */
 export type CreateElicitationRequest1 =
   | (ElicitationFormMode & {
+      /**
+       * `"form"` selects this variant of `CreateElicitationRequest`.
+       *
+       * Form-based elicitation where the client renders a form from the provided schema.
+       */
       mode: 'form';
     })
   | (ElicitationUrlMode & {
+      /**
+       * `"url"` selects this variant of `CreateElicitationRequest`.
+       *
+       * URL-based elicitation where the client directs the user to a URL.
+       */
       mode: 'url';
     })
   | ((ElicitationSessionScope | ElicitationRequestScope) & {
@@ -311,18 +427,43 @@ export type ElicitationSchemaType = 'object';
  */
 export type ElicitationPropertySchema =
   | (StringPropertySchema & {
+      /**
+       * `"string"` selects this variant of `ElicitationPropertySchema`.
+       *
+       * String property (or single-select enum when `enum`/`oneOf` is set).
+       */
       type: 'string';
     })
   | (NumberPropertySchema & {
+      /**
+       * `"number"` selects this variant of `ElicitationPropertySchema`.
+       *
+       * Number (floating-point) property.
+       */
       type: 'number';
     })
   | (IntegerPropertySchema & {
+      /**
+       * `"integer"` selects this variant of `ElicitationPropertySchema`.
+       *
+       * Integer property.
+       */
       type: 'integer';
     })
   | (BooleanPropertySchema & {
+      /**
+       * `"boolean"` selects this variant of `ElicitationPropertySchema`.
+       *
+       * Boolean property.
+       */
       type: 'boolean';
     })
   | (MultiSelectPropertySchema & {
+      /**
+       * `"array"` selects this variant of `ElicitationPropertySchema`.
+       *
+       * Multi-select array property.
+       */
       type: 'array';
     })
   | {
@@ -345,6 +486,11 @@ export type StringFormat = 'email' | 'uri' | 'date' | 'date-time' | string;
  */
 export type MultiSelectItems =
   | (StringMultiSelectItems & {
+      /**
+       * `"string"` selects this variant of `MultiSelectItems`.
+       *
+       * Multi-select string items with plain string values.
+       */
       type: 'string';
     })
   | {
@@ -359,6 +505,12 @@ export type MultiSelectItems =
       [k: string]: unknown;
     }
   | TitledMultiSelectItems;
+/**
+ * One of the alternatives of `ElicitationFormMode`, to which `ElicitationFormMode` adds its own properties:
+ *
+ * - `Session`: Tied to a session, optionally to a specific tool call within that session.
+ * - `Request`: Tied to a specific JSON-RPC request outside of a session (e.g., during auth/configuration phases before any session is started).
+ */
 export type ElicitationFormMode1 = ElicitationSessionScope | ElicitationRequestScope;
 /**
  * URL-based elicitation mode where the client directs the user to a URL.
@@ -377,6 +529,12 @@ export type ElicitationUrlMode = {
  * Unique identifier for an elicitation.
  */
 export type ElicitationId = string;
+/**
+ * One of the alternatives of `ElicitationUrlMode`, to which `ElicitationUrlMode` adds its own properties:
+ *
+ * - `Session`: Tied to a session, optionally to a specific tool call within that session.
+ * - `Request`: Tied to a specific JSON-RPC request outside of a session (e.g., during auth/configuration phases before any session is started).
+ */
 export type ElicitationUrlMode1 = ElicitationSessionScope | ElicitationRequestScope;
 /**
  * A JSON-RPC response object.
@@ -432,9 +590,22 @@ export type ProtocolVersion = number;
  */
 export type AuthMethod =
   | (AuthMethodTerminal & {
+      /**
+       * `"terminal"` selects this variant of `AuthMethod`.
+       *
+       * Client runs the configured agent program as a separate interactive
+       * process, without passing this method to `auth/login`.
+       */
       type: 'terminal';
     })
   | (AuthMethodAgent & {
+      /**
+       * `"agent"` selects this variant of `AuthMethod`.
+       *
+       * Agent handles authentication itself through `auth/login`.
+       *
+       * The `type` discriminator value is `agent`.
+       */
       type: 'agent';
     })
   | {
@@ -495,11 +666,28 @@ export type SessionConfigOption = SessionConfigOption1 & {
     [k: string]: unknown;
   } | null;
 };
+/**
+ * One of the alternatives of `SessionConfigOption`, to which `SessionConfigOption` adds its own properties:
+ *
+ * - Single-value selector (dropdown).
+ * - Boolean on/off toggle.
+ * - `other`: Custom or future session configuration option payload.
+ */
 export type SessionConfigOption1 =
   | (SessionConfigSelect & {
+      /**
+       * `"select"` selects this variant of `SessionConfigOption`.
+       *
+       * Single-value selector (dropdown).
+       */
       type: 'select';
     })
   | (SessionConfigBoolean & {
+      /**
+       * `"boolean"` selects this variant of `SessionConfigOption`.
+       *
+       * Boolean on/off toggle.
+       */
       type: 'boolean';
     })
   | {
@@ -550,6 +738,11 @@ export type SessionConfigOptionCategory = 'mode' | 'model' | 'model_config' | 't
  */
 export type AvailableCommand =
   | (Command & {
+      /**
+       * `"command"` selects this variant of `AvailableCommand`.
+       *
+       * A slash command the user can invoke by including it in a prompt.
+       */
       type: 'command';
     })
   | {
@@ -577,6 +770,11 @@ export type AvailableCommand =
  */
 export type AvailableCommandInput =
   | (TextCommandInput & {
+      /**
+       * `"text"` selects this variant of `AvailableCommandInput`.
+       *
+       * All text after the command name and the whitespace following it is provided as input.
+       */
       type: 'text';
     })
   | {
@@ -623,60 +821,171 @@ export type ErrorData = UnsupportedProtocolVersionErrorData | SessionNotFoundErr
  */
 export type SessionUpdate =
   | (ContentChunk & {
+      /**
+       * `"user_message_chunk"` selects this variant of `SessionUpdate`.
+       *
+       * A chunk of the user's message being streamed.
+       */
       sessionUpdate: 'user_message_chunk';
     })
   | (UserMessage & {
+      /**
+       * `"user_message"` selects this variant of `SessionUpdate`.
+       *
+       * A user message has been created or updated.
+       *
+       * Agents can send this when they accept or replay a user message. When a
+       * client receives another `user_message` update with the same `messageId`,
+       * fields in the new update patch the previous fields for that message.
+       */
       sessionUpdate: 'user_message';
     })
   | (ContentChunk & {
+      /**
+       * `"agent_message_chunk"` selects this variant of `SessionUpdate`.
+       *
+       * A chunk of the agent's response being streamed.
+       */
       sessionUpdate: 'agent_message_chunk';
     })
   | (AgentMessage & {
+      /**
+       * `"agent_message"` selects this variant of `SessionUpdate`.
+       *
+       * An agent message has been created or updated.
+       *
+       * Agents can send this in addition to streamed chunks. When a client
+       * receives another `agent_message` update with the same `messageId`,
+       * fields in the new update patch the previous fields for that message.
+       */
       sessionUpdate: 'agent_message';
     })
   | (ContentChunk & {
+      /**
+       * `"agent_thought_chunk"` selects this variant of `SessionUpdate`.
+       *
+       * A chunk of the agent's internal reasoning being streamed.
+       */
       sessionUpdate: 'agent_thought_chunk';
     })
   | (AgentThought & {
+      /**
+       * `"agent_thought"` selects this variant of `SessionUpdate`.
+       *
+       * An agent thought or reasoning message has been created or updated.
+       *
+       * Agents can send this in addition to streamed chunks. When a client
+       * receives another `agent_thought` update with the same `messageId`,
+       * fields in the new update patch the previous fields for that message.
+       */
       sessionUpdate: 'agent_thought';
     })
   | (StateUpdate & {
+      /**
+       * `"state_update"` selects this variant of `SessionUpdate`.
+       *
+       * A snapshot of the session's aggregate foreground activity.
+       */
       sessionUpdate: 'state_update';
     })
   | (ToolCallContentChunk & {
+      /**
+       * `"tool_call_content_chunk"` selects this variant of `SessionUpdate`.
+       *
+       * A chunk of tool-call content being streamed.
+       */
       sessionUpdate: 'tool_call_content_chunk';
     })
   | (ToolCallUpdate & {
+      /**
+       * `"tool_call_update"` selects this variant of `SessionUpdate`.
+       *
+       * A tool call has been created or updated.
+       */
       sessionUpdate: 'tool_call_update';
     })
   | (TerminalUpdate & {
+      /**
+       * `"terminal_update"` selects this variant of `SessionUpdate`.
+       *
+       * An agent-owned terminal has been created or updated.
+       */
       sessionUpdate: 'terminal_update';
     })
   | (TerminalOutputChunk & {
+      /**
+       * `"terminal_output_chunk"` selects this variant of `SessionUpdate`.
+       *
+       * A chunk of bytes appended to an agent-owned terminal's output.
+       */
       sessionUpdate: 'terminal_output_chunk';
     })
   | (PlanUpdate & {
+      /**
+       * `"plan_update"` selects this variant of `SessionUpdate`.
+       *
+       * A content update for a plan identified by ID.
+       * See protocol docs: [Agent Plan](https://agentclientprotocol.com/protocol/v2/agent-plan)
+       */
       sessionUpdate: 'plan_update';
     })
   | (AvailableCommandsUpdate & {
+      /**
+       * `"available_commands_update"` selects this variant of `SessionUpdate`.
+       *
+       * Available commands are ready or have changed
+       */
       sessionUpdate: 'available_commands_update';
     })
   | (ConfigOptionUpdate & {
+      /**
+       * `"config_option_update"` selects this variant of `SessionUpdate`.
+       *
+       * Session configuration options have been updated.
+       */
       sessionUpdate: 'config_option_update';
     })
   | (SessionInfoUpdate & {
+      /**
+       * `"session_info_update"` selects this variant of `SessionUpdate`.
+       *
+       * Session metadata has been updated (title, timestamps, custom metadata)
+       */
       sessionUpdate: 'session_info_update';
     })
   | (UsageUpdate & {
+      /**
+       * `"usage_update"` selects this variant of `SessionUpdate`.
+       *
+       * Context window and cost update for the session.
+       */
       sessionUpdate: 'usage_update';
     })
   | (Notice & {
+      /**
+       * `"notice"` selects this variant of `SessionUpdate`.
+       *
+       * Information for the user that is not part of session history.
+       *
+       * No Client capability is required. Clients that do not understand or
+       * present notices may ignore them.
+       */
       sessionUpdate: 'notice';
     })
   | (CompactionUpdate & {
+      /**
+       * `"compaction_update"` selects this variant of `SessionUpdate`.
+       *
+       * A context compaction has been created or updated.
+       */
       sessionUpdate: 'compaction_update';
     })
   | (CompactionSummaryChunk & {
+      /**
+       * `"compaction_summary_chunk"` selects this variant of `SessionUpdate`.
+       *
+       * A content block appended to a context compaction's retained summary.
+       */
       sessionUpdate: 'compaction_summary_chunk';
     })
   | {
@@ -734,12 +1043,27 @@ export type SessionUpdate =
  */
 export type StateUpdate =
   | (RunningStateUpdate & {
+      /**
+       * `"running"` selects this variant of `StateUpdate`.
+       *
+       * Foreground work is in progress.
+       */
       state: 'running';
     })
   | (IdleStateUpdate & {
+      /**
+       * `"idle"` selects this variant of `StateUpdate`.
+       *
+       * No foreground work is active. Background activity may continue.
+       */
       state: 'idle';
     })
   | (RequiresActionStateUpdate & {
+      /**
+       * `"requires_action"` selects this variant of `StateUpdate`.
+       *
+       * Foreground work is blocked on user action.
+       */
       state: 'requires_action';
     })
   | {
@@ -765,9 +1089,22 @@ export type StateUpdate =
  */
 export type BackgroundWork =
   | (BackgroundTerminal & {
+      /**
+       * `"terminal"` selects this variant of `BackgroundWork`.
+       *
+       * A process that keeps running after its tool call returned control to the model.
+       * Live until its `terminal_update` reports `exitStatus`.
+       */
       type: 'terminal';
     })
   | (BackgroundToolCall & {
+      /**
+       * `"tool_call"` selects this variant of `BackgroundWork`.
+       *
+       * Work started by a tool call that continues without a process of its own, such as
+       * a watcher, a workflow, or a scheduled wakeup. `pending` and `paused` tool calls
+       * stay listed.
+       */
       type: 'tool_call';
     })
   | {
@@ -822,23 +1159,80 @@ export type IdleStateUpdate = IdleStateUpdate1 & {
    */
   stopReason?: string | null;
 };
+/**
+ * One of the alternatives of `IdleStateUpdate`, to which `IdleStateUpdate` adds its own properties:
+ *
+ * - The active work ended successfully. Includes locally handled commands that required no model call.
+ * - The active work ended because the agent reached the maximum number of tokens.
+ * - The active work ended because the agent reached the maximum number of model requests for the foreground work.
+ * - The active work ended because the agent refused to continue.
+ * - The user or client chose to stop the work: via `session/cancel`, by closing the session, or through an interaction the agent offers, such as a permission option that tells the agent to stop. Work the agent stops for its own reasons uses another reason, such as `error` for an internal timeout.
+ * - The active work ended because something failed.
+ * - `other`: Custom or future stop reason.
+ * - `none`: No stop reason: `stopReason` is omitted or `null`.
+ */
 export type IdleStateUpdate1 =
   | {
+      /**
+       * `"end_turn"` selects this variant of `IdleStateUpdate`.
+       *
+       * The active work ended successfully.
+       * Includes locally handled commands that required no model call.
+       */
       stopReason: 'end_turn';
     }
   | {
+      /**
+       * `"max_tokens"` selects this variant of `IdleStateUpdate`.
+       *
+       * The active work ended because the agent reached the maximum number of tokens.
+       */
       stopReason: 'max_tokens';
     }
   | {
+      /**
+       * `"max_turn_requests"` selects this variant of `IdleStateUpdate`.
+       *
+       * The active work ended because the agent reached the maximum number of
+       * model requests for the foreground work.
+       */
       stopReason: 'max_turn_requests';
     }
   | {
+      /**
+       * `"refusal"` selects this variant of `IdleStateUpdate`.
+       *
+       * The active work ended because the agent refused to continue.
+       */
       stopReason: 'refusal';
     }
   | {
+      /**
+       * `"cancelled"` selects this variant of `IdleStateUpdate`.
+       *
+       * The user or client chose to stop the work: via `session/cancel`, by
+       * closing the session, or through an interaction the agent offers, such
+       * as a permission option that tells the agent to stop. Work the agent
+       * stops for its own reasons uses another reason, such as `error` for an
+       * internal timeout.
+       *
+       * Agents MUST report this stop reason on an idle `state_update` when
+       * cancellation ends active foreground work, even if aborting causes
+       * exceptions. Agents MUST catch these errors and report `cancelled`, not
+       * `error`.
+       */
       stopReason: 'cancelled';
     }
   | (ErrorStopReason & {
+      /**
+       * `"error"` selects this variant of `IdleStateUpdate`.
+       *
+       * The active work ended because something failed.
+       *
+       * This includes pre-insertion foreground work. A prompt failure before
+       * insertion also requires an error response to `session/prompt`. After
+       * insertion, the prompt's response remains successful.
+       */
       stopReason: 'error';
     })
   | {
@@ -853,6 +1247,11 @@ export type IdleStateUpdate1 =
       [k: string]: unknown;
     }
   | {
+      /**
+       * `null` in this variant of `IdleStateUpdate`.
+       *
+       * No stop reason: `stopReason` is omitted or `null`.
+       */
       stopReason?: null;
     };
 /**
@@ -860,6 +1259,11 @@ export type IdleStateUpdate1 =
  */
 export type PlanUpdateContent =
   | (PlanItems & {
+      /**
+       * `"items"` selects this variant of `PlanUpdateContent`.
+       *
+       * Structured plan entries.
+       */
       type: 'items';
     })
   | {
@@ -918,9 +1322,23 @@ export type CompactionStatus = 'in_progress' | 'completed' | 'failed' | 'cancell
  */
 export type McpServer =
   | (McpServerHttp & {
+      /**
+       * `"http"` selects this variant of `McpServer`.
+       *
+       * HTTP transport configuration
+       *
+       * Only available when the Agent capabilities include `session.mcp.http`.
+       */
       type: 'http';
     })
   | (McpServerStdio & {
+      /**
+       * `"stdio"` selects this variant of `McpServer`.
+       *
+       * Stdio transport configuration
+       *
+       * Only available when the Agent capabilities include `session.mcp.stdio`.
+       */
       type: 'stdio';
     })
   | {
@@ -941,6 +1359,11 @@ export type McpServer =
  */
 export type ReplayFrom =
   | (ReplayFromStart & {
+      /**
+       * `"start"` selects this variant of `ReplayFrom`.
+       *
+       * Replay all retained conversation history from its first replayable entry.
+       */
       type: 'start';
     })
   | {
@@ -983,8 +1406,20 @@ export type SetSessionConfigOptionRequest = SetSessionConfigOptionRequest1 & {
     [k: string]: unknown;
   } | null;
 };
+/**
+ * One of the alternatives of `SetSessionConfigOptionRequest`, to which `SetSessionConfigOptionRequest` adds its own properties:
+ *
+ * - A `SessionConfigValueId` string value (`type: "id"`).
+ * - A boolean value (`type: "boolean"`).
+ * - `other`: Custom or future session configuration option value payload.
+ */
 export type SetSessionConfigOptionRequest1 =
   | {
+      /**
+       * `"id"` selects this variant of `SetSessionConfigOptionRequest`.
+       *
+       * A `SessionConfigValueId` string value (`type: "id"`).
+       */
       type: 'id';
       /**
        * The value ID.
@@ -992,6 +1427,11 @@ export type SetSessionConfigOptionRequest1 =
       value: SessionConfigValueId;
     }
   | {
+      /**
+       * `"boolean"` selects this variant of `SetSessionConfigOptionRequest`.
+       *
+       * A boolean value (`type: "boolean"`).
+       */
       type: 'boolean';
       /**
        * The boolean value.
@@ -1047,9 +1487,31 @@ export type ClientResponse =
  */
 export type RequestPermissionOutcome =
   | (CancelledPermissionOutcome & {
+      /**
+       * `"cancelled"` selects this variant of `RequestPermissionOutcome`.
+       *
+       * The request was not approved and no option was selected: the session's work was
+       * cancelled, the user dismissed the prompt, or the client declined it by policy.
+       * Agents MUST NOT proceed with the operation.
+       *
+       * The client answers a request the agent cancels with `$/cancel_request` with
+       * this outcome. After sending `session/cancel`, the client MAY also send it
+       * without waiting for `$/cancel_request`, for a request it knows belongs to the
+       * cancelled foreground work.
+       *
+       * See protocol docs: [Cancellation](https://agentclientprotocol.com/protocol/v2/prompt-lifecycle#cancellation)
+       */
       outcome: 'cancelled';
     })
   | (SelectedPermissionOutcome & {
+      /**
+       * `"selected"` selects this variant of `RequestPermissionOutcome`.
+       *
+       * The user selected one of the provided options.
+       *
+       * If `optionId` doesn't match an offered option, the agent MUST treat the request as not
+       * approved.
+       */
       outcome: 'selected';
     })
   | {
@@ -1078,14 +1540,37 @@ export type CreateElicitationResponse = CreateElicitationResponse1 & {
     [k: string]: unknown;
   } | null;
 };
+/**
+ * One of the alternatives of `CreateElicitationResponse`, to which `CreateElicitationResponse` adds its own properties:
+ *
+ * - The user accepted and provided content.
+ * - The user declined the elicitation.
+ * - The elicitation was cancelled.
+ * - `other`: Custom or future elicitation action.
+ */
 export type CreateElicitationResponse1 =
   | (ElicitationAcceptAction & {
+      /**
+       * `"accept"` selects this variant of `CreateElicitationResponse`.
+       *
+       * The user accepted and provided content.
+       */
       action: 'accept';
     })
   | {
+      /**
+       * `"decline"` selects this variant of `CreateElicitationResponse`.
+       *
+       * The user declined the elicitation.
+       */
       action: 'decline';
     }
   | {
+      /**
+       * `"cancel"` selects this variant of `CreateElicitationResponse`.
+       *
+       * The elicitation was cancelled.
+       */
       action: 'cancel';
     }
   | {
@@ -3139,6 +3624,14 @@ export interface Error {
    * The message should be limited to a concise single sentence.
    */
   message: string;
+  /**
+   * Optional primitive or structured value that contains additional information about the error.
+   * This may include debugging information or context-specific details.
+   *
+   * Omitted and `null` are equivalent and mean no additional data is provided. Some codes
+   * define a shape: [`UnsupportedProtocolVersionErrorData`] for `-32022`, and
+   * [`SessionNotFoundErrorData`] for `-32002` when a session is not found.
+   */
   data?: unknown;
 }
 /**
