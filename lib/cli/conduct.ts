@@ -12,12 +12,22 @@ import { ComponentConnectionError, closeUrlComponents, connectUrlComponents } fr
 import type { Connection } from '../connection';
 import { describeThrown } from '../errors';
 import { createStderrLogger, defaultLogger, type Logger } from '../logger';
+import type { ConductorTraceOptions } from '../trace/conductor-trace';
 import { connectStdio } from '../transports/stdio';
 import { isPeerUrl } from '../transports/url';
-import { UsageError, bearerTokenFromEnvironment, parseCommandArguments, parseDecimal, parseMilliseconds, parsePort } from './arguments';
+import {
+  UsageError,
+  bearerTokenFromEnvironment,
+  parseCommandArguments,
+  parseDecimal,
+  parseMilliseconds,
+  parsePort,
+  type ParsedArguments,
+} from './arguments';
 import { listenForClients, parseListen, type ListenAddress } from './remote-conduct';
 import { STOP_SIGNALS, watchStopSignals, type StopSignal, type StoppableProcess } from './shutdown';
 import { report, type Subcommand } from './subcommand';
+import { startLiveTraceViewer } from './trace';
 
 const NAME = 'conduct';
 const DEFAULT_KILL_TIMEOUT_MS = 2000;
@@ -48,7 +58,16 @@ options:
                        SIGINT waits for the client to end by itself (default ${DEFAULT_KILL_TIMEOUT_MS})
   --request-timeout MS cancel a request forwarded toward the agent that is not answered within
                        MS, and answer it -32603 {"reason":"request_timeout"} (default 0: never)
+  --trace-file PATH    write every message between the components to PATH (truncated first), one
+                       JSON event per line: the ACP Rust SDK conductor's trace format (see
+                       docs/tracing.md; "acp-wire trace view PATH" shows it)
+  --serve              serve a live sequence diagram of the chain on 127.0.0.1 while it runs;
+                       prints "acp-wire conduct: viewer http://127.0.0.1:PORT/" on stderr
+  --port N             with --serve: the viewer's port (default 0: a free one)
   -h, --help           show this text
+
+--trace-file and --serve trace the one chain on stdio, of components started as commands: not
+with --tcp, --listen or a component named by a URL.
 
 ACP_WIRE_TOKEN, when set, is the bearer token --listen clients must send, and the one sent to
 components named by a URL.
@@ -67,6 +86,10 @@ interface ConductArgs {
   idleTimeoutMs: number | undefined;
   killTimeoutMs: number;
   requestTimeoutMs: number | undefined;
+  /** `--trace-file`: the trace file of the chain. */
+  traceFile: string | undefined;
+  /** `--serve` (with `--port`): the live viewer's port. */
+  viewerPort: number | undefined;
   /** `ACP_WIRE_TOKEN`: required from `--listen` clients, sent to URL components. */
   token: string | undefined;
   commands: string[];
@@ -81,12 +104,16 @@ function parseConductArgs(argv: readonly string[]): ConductArgs {
     'idle-timeout': { type: 'string' },
     'kill-timeout': { type: 'string' },
     'request-timeout': { type: 'string' },
+    'trace-file': { type: 'string' },
+    serve: { type: 'boolean' },
+    port: { type: 'string' },
   });
   const text = (name: string): string | undefined => values[name] as string | undefined;
   if (text('tcp') !== undefined && text('listen') !== undefined) throw new UsageError('give --tcp or --listen, not both');
   const isServer = text('tcp') !== undefined || text('listen') !== undefined;
   if (text('max-chains') !== undefined && !isServer) throw new UsageError('--max-chains needs --tcp or --listen');
   if (text('idle-timeout') !== undefined && text('tcp') === undefined) throw new UsageError('--idle-timeout needs --tcp');
+  checkTraceOptions(values, positionals, text('tcp') !== undefined ? '--tcp' : text('listen') !== undefined ? '--listen' : undefined);
   const args: ConductArgs = {
     trace: values.trace === true,
     tcpPort: optional(text('tcp'), (value) => parsePort('--tcp', value)),
@@ -95,6 +122,8 @@ function parseConductArgs(argv: readonly string[]): ConductArgs {
     idleTimeoutMs: optional(text('idle-timeout'), (value) => parseMilliseconds('--idle-timeout', value)),
     killTimeoutMs: optional(text('kill-timeout'), (value) => parseMilliseconds('--kill-timeout', value)) ?? DEFAULT_KILL_TIMEOUT_MS,
     requestTimeoutMs: optional(text('request-timeout'), (value) => parseMilliseconds('--request-timeout', value)),
+    traceFile: text('trace-file'),
+    viewerPort: values.serve === true ? (optional(text('port'), (value) => parsePort('--port', value)) ?? 0) : undefined,
     // Read only where it is used: by --listen, and by the URL components.
     token: text('listen') !== undefined || positionals.some(isPeerUrl) ? bearerTokenFromEnvironment() : undefined,
     commands: positionals,
@@ -102,6 +131,22 @@ function parseConductArgs(argv: readonly string[]): ConductArgs {
   if (args.commands.length === 0) throw new UsageError('give at least the agent command');
   for (const command of args.commands) if (!isPeerUrl(command)) splitCommandLine(command);
   return args;
+}
+
+/**
+ * `--trace-file` and `--serve` trace one chain whose components the conductor starts (a component
+ * reached by a URL is not a wire the conductor reads as a trace): refused with a server mode or a
+ * URL component.
+ */
+function checkTraceOptions(values: ParsedArguments['values'], positionals: readonly string[], serverMode: string | undefined): void {
+  const traceFile = values['trace-file'] as string | undefined;
+  if (values.port !== undefined && values.serve !== true) throw new UsageError('--port needs --serve');
+  if (traceFile === '') throw new UsageError('--trace-file needs a path, got ""');
+  const given = [traceFile !== undefined && '--trace-file', values.serve === true && '--serve'].filter(Boolean).join(' and ');
+  if (given === '') return;
+  if (serverMode) throw new UsageError(`${given} trace one chain: they cannot be used with ${serverMode}`);
+  const url = positionals.find(isPeerUrl);
+  if (url !== undefined) throw new UsageError(`${given} trace components started as commands: they cannot be used with a component named by a URL (${url})`);
 }
 
 function optional<T>(text: string | undefined, parse: (text: string) => T): T | undefined {
@@ -157,8 +202,11 @@ class ChainRunner {
   /**
    * Connects the URL components, then opens the client (so nothing the client sends meets a chain
    * not there yet) and runs its chain; resolves with whether it failed because of a component.
+   *
+   * @param trace - the chain's trace options (`--trace-file`, `--serve`)
+   * @throws the file system's error when the trace file cannot be opened (the client is closed)
    */
-  async run(openClient: () => Connection): Promise<boolean> {
+  async run(openClient: () => Connection, trace: ConductorTraceOptions = {}): Promise<boolean> {
     const { args, logger } = this;
     let components;
     try {
@@ -175,13 +223,21 @@ class ChainRunner {
       await Promise.all([closeUrlComponents(components), openClient().close()]);
       return false;
     }
-    const conductor = new Conductor({
-      client: openClient(),
-      components,
-      logger,
-      killTimeoutMs: args.killTimeoutMs,
-      requestTimeoutMs: args.requestTimeoutMs,
-    });
+    const client = openClient();
+    let conductor: Conductor;
+    try {
+      conductor = new Conductor({
+        client,
+        components,
+        logger,
+        killTimeoutMs: args.killTimeoutMs,
+        requestTimeoutMs: args.requestTimeoutMs,
+        ...trace,
+      });
+    } catch (error) {
+      await Promise.all([closeUrlComponents(components), client.close()]);
+      throw error;
+    }
     this.chains.add(conductor);
     const outcome = await conductor.closed;
     this.chains.delete(conductor);
@@ -190,6 +246,17 @@ class ChainRunner {
 }
 
 async function conductOnStdio(runner: ChainRunner): Promise<number> {
+  const { traceFile, viewerPort } = runner.args;
+  // Listening first: a port in use is reported before anything is started.
+  const viewer = viewerPort === undefined ? undefined : await startLiveTraceViewer(NAME, viewerPort);
+  try {
+    return await runOnStdio(runner, { traceFile, onTraceEvent: viewer?.onTraceEvent });
+  } finally {
+    await viewer?.close();
+  }
+}
+
+async function runOnStdio(runner: ChainRunner, trace: ConductorTraceOptions): Promise<number> {
   let client: Connection | undefined;
   let isStopping = false;
   const signals = watchStopSignals({
@@ -203,12 +270,16 @@ async function conductOnStdio(runner: ChainRunner): Promise<number> {
     killTimeoutMs: runner.args.killTimeoutMs,
     isClientConnected: () => client !== undefined && !client.isClosed,
   });
-  const failed = await runner.run(() => {
-    client = connectStdio({ name: 'client', logger: runner.logger('client') });
-    if (isStopping) void client.close();
-    return client;
-  });
-  signals.dispose();
+  let failed: boolean;
+  try {
+    failed = await runner.run(() => {
+      client = connectStdio({ name: 'client', logger: runner.logger('client') });
+      if (isStopping) void client.close();
+      return client;
+    }, trace);
+  } finally {
+    signals.dispose();
+  }
   if (failed) return 1;
   return signals.signal ? STOP_SIGNALS[signals.signal] : 0;
 }
