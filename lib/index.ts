@@ -145,6 +145,7 @@ export type { AutomaticAnswer } from './trace/otel';
 export type { ConductorOptions, ConductorOutcome } from './acp/conductor';
 export { DEFAULT_CHAIN_IDLE_TIMEOUT_MS, DEFAULT_MAX_CHAINS, listenConductor } from './acp/conductor-listener';
 export type { ConductorListener, ConductorListenerOptions } from './acp/conductor-listener';
+export { ComponentConnectionError } from './acp/url-components';
 export type { ChainComponent, ComponentRole, ComponentSource } from './acp/chain-component';
 export { CommandLineError, splitCommandLine } from './acp/command-line';
 export { createConnectionPair } from './transports/pair';

@@ -87,6 +87,11 @@ export function lastResortKillMs(killTimeoutMs = 2000): number {
   return 2 * killTimeoutMs + 1000;
 }
 
+/** A component's name unless one is given: `proxy1`, `proxy2`, …, `agent`. @internal */
+export function defaultComponentName(index: number, role: ComponentRole): string {
+  return role === 'agent' ? 'agent' : `proxy${index + 1}`;
+}
+
 /** The program and arguments of a source, checked before anything is started. @internal */
 export function resolveSource(source: ComponentSource): ComponentSource {
   if (typeof source === 'string') {
@@ -101,8 +106,7 @@ export function resolveSource(source: ComponentSource): ComponentSource {
 /** Starts one component (spawning its process, if it is a command). @internal */
 export function startComponent(source: ComponentSource, description: string, options: StartOptions): StartedComponent {
   const resolved = resolveSource(source);
-  const defaultName = options.role === 'agent' ? 'agent' : `proxy${options.index + 1}`;
-  const name = (typeof resolved === 'object' && resolved.name) || defaultName;
+  const name = (typeof resolved === 'object' && resolved.name) || defaultComponentName(options.index, options.role);
   const logger = options.logger?.(name);
   const base = { index: options.index, role: options.role, name, description };
   if (typeof resolved === 'object' && 'connection' in resolved) {

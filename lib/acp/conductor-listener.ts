@@ -1,6 +1,7 @@
 /**
  * A conductor for TCP clients: one proxy chain per client, started on the client's first byte,
- * with a bound on how many run at once and an idle timeout.
+ * with a bound on how many run at once and an idle timeout. Components named by a URL are
+ * connected afresh for each chain.
  *
  * @packageDocumentation
  */
@@ -10,8 +11,10 @@ import { describeThrown } from '../errors';
 import { defaultLogger } from '../logger';
 import { socketConnection, type TcpAddress } from '../transports/tcp';
 import { admitSocket, checkIdleTimeout, checkMaxCount, hasWorkInFlight, peerOf, watchIdle } from '../transports/tcp-limits';
-import { resolveSource } from './chain-component';
+import type { ConnectUrlOptions } from '../transports/url';
+import { resolveSource, type ComponentSource } from './chain-component';
 import { Conductor, type ConductorOptions } from './conductor';
+import { closeUrlComponents, connectUrlComponents, hasUrlComponent } from './url-components';
 
 /** The default {@link ConductorListenerOptions.maxChains}. */
 export const DEFAULT_MAX_CHAINS = 16;
@@ -25,7 +28,12 @@ interface Client {
   conductor: Conductor | undefined;
 }
 
-/** Options of {@link listenConductor}: those of each chain's {@link Conductor}, and the server's bounds. */
+/**
+ * Options of {@link listenConductor}: those of each chain's {@link Conductor}, and the server's bounds.
+ * A component may also be a URL (`ws://…`, `wss://…`, `http://…`, `https://…`, `tcp://host:port`):
+ * an agent or proxy already running elsewhere, connected for each chain before the client's bytes
+ * are read.
+ */
 export interface ConductorListenerOptions extends Omit<ConductorOptions, 'client'> {
   /**
    * How many clients are served at once, chains started or not; a socket accepted beyond that is
@@ -42,6 +50,14 @@ export interface ConductorListenerOptions extends Omit<ConductorOptions, 'client
   idleTimeoutMs?: number;
   /** Called with each chain once it has started (on its client's first byte). */
   onChain?: (conductor: Conductor) => void;
+  /**
+   * Called when a client's chain could not be started: a component named by a URL could not be
+   * connected (a `ComponentConnectionError`), or the chain itself could not be made. That client
+   * is closed; the others go on. Without it, an `error` line is logged on `logger('conductor')`.
+   */
+  onChainFailed?: (error: unknown) => void;
+  /** How components named by a URL are connected (e.g. `{ token }`), for each chain. */
+  urlOptions?: ConnectUrlOptions;
 }
 
 /** A listening conductor server (see {@link listenConductor}). */
@@ -82,7 +98,7 @@ export interface ConductorListener {
  * ```
  */
 export function listenConductor(address: TcpAddress, options: ConductorListenerOptions): Promise<ConductorListener> {
-  const { maxChains = DEFAULT_MAX_CHAINS, idleTimeoutMs = DEFAULT_CHAIN_IDLE_TIMEOUT_MS, onChain, ...chainOptions } = options;
+  const { maxChains = DEFAULT_MAX_CHAINS, idleTimeoutMs = DEFAULT_CHAIN_IDLE_TIMEOUT_MS, onChain, onChainFailed, urlOptions, ...chainOptions } = options;
   checkComponents(options.components);
   checkMaxCount('maxChains', maxChains);
   checkIdleTimeout('idleTimeoutMs', idleTimeoutMs);
@@ -94,20 +110,51 @@ export function listenConductor(address: TcpAddress, options: ConductorListenerO
   const chains = new Set<Conductor>();
   let isClosing = false;
 
-  const startChain = (client: Client): void => {
+  const aborter = new AbortController();
+  const starting = new Set<Promise<void>>();
+  const chainFailed = (client: Client, error: unknown): void => {
+    if (onChainFailed) onChainFailed(error);
+    else logger.log('error', `could not start a chain for ${peerOf(client.socket)}: ${describeThrown(error)}`);
+  };
+
+  const startChain = (client: Client, components: readonly ComponentSource[]): void => {
     const connection = socketConnection(client.socket, { name: 'client', ...(options.logger ? { logger: options.logger('client') } : {}) });
     client.connection = connection;
     try {
-      client.conductor = new Conductor({ ...chainOptions, client: connection });
+      client.conductor = new Conductor({ ...chainOptions, components, client: connection });
     } catch (error) {
-      logger.log('error', `could not start a chain for ${peerOf(client.socket)}: ${describeThrown(error)}`);
+      chainFailed(client, error);
       void connection.close();
-      return;
+    } finally {
+      // The connection listens for 'data'; leaving paused mode hands it the buffered bytes first.
+      client.socket.resume();
     }
     const conductor = client.conductor;
+    if (!conductor) return;
     chains.add(conductor);
     void conductor.closed.then(() => chains.delete(conductor));
     onChain?.(conductor);
+  };
+
+  /** Connects the URL components first; the client's bytes wait in its socket meanwhile. */
+  const connectThenStart = async (client: Client): Promise<void> => {
+    const signal = urlOptions?.signal ? AbortSignal.any([urlOptions.signal, aborter.signal]) : aborter.signal;
+    let components: ComponentSource[];
+    try {
+      components = await connectUrlComponents(options.components, { urlOptions: { ...urlOptions, signal }, logger: options.logger });
+    } catch (error) {
+      if (!isClosing) chainFailed(client, error);
+      client.socket.destroy();
+      return;
+    }
+    if (isClosing || client.socket.destroyed) return closeUrlComponents(components);
+    startChain(client, components);
+  };
+
+  const onFirstClientByte = (client: Client): void => {
+    if (!hasUrlComponent(options.components)) return startChain(client, options.components);
+    const started = connectThenStart(client).finally(() => starting.delete(started));
+    starting.add(started);
   };
 
   const server = createServer((socket) => {
@@ -124,13 +171,15 @@ export function listenConductor(address: TcpAddress, options: ConductorListenerO
       if (client.conductor) void client.conductor.close();
       else socket.destroy();
     });
-    onFirstByte(socket, () => startChain(client));
+    onFirstByte(socket, () => onFirstClientByte(client));
   });
 
   const close = async (): Promise<void> => {
     isClosing = true;
+    aborter.abort();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     for (const client of clients) if (!client.conductor) client.socket.destroy();
+    await Promise.all(starting);
     await Promise.all([...chains].map((chain) => chain.close()));
     await closed;
   };
@@ -146,15 +195,13 @@ export function listenConductor(address: TcpAddress, options: ConductorListenerO
 
 /**
  * Calls `start` once the socket has a first byte to read, without reading it (the chain's
- * connection reads it); a socket that ends without one is destroyed.
+ * connection reads it, once `start` has made it); a socket that ends without one is destroyed.
  */
 function onFirstByte(socket: Socket, start: () => void): void {
   const onReadable = (): void => {
     socket.removeListener('readable', onReadable);
     if (socket.readableLength === 0) return void socket.destroy();
     start();
-    // The connection listens for 'data'; leaving paused mode hands it the buffered bytes first.
-    socket.resume();
   };
   socket.on('readable', onReadable);
 }

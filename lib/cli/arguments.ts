@@ -18,7 +18,8 @@ export type OptionTable = NonNullable<ParseArgsConfig['options']>;
 
 /** What {@link parseCommandArguments} returns: option values by name, and the positionals in order. */
 export interface ParsedArguments {
-  values: Record<string, string | boolean | undefined>;
+  /** A string, a flag's `true`, or the strings of an option declared `multiple`. */
+  values: Record<string, string | boolean | string[] | undefined>;
   positionals: string[];
 }
 
@@ -111,4 +112,15 @@ export function parsePort(option: string, text: string): number {
 /** A duration in milliseconds: a decimal integer from 0 to {@link MAX_TIMER_MS}. @throws UsageError */
 export function parseMilliseconds(option: string, text: string): number {
   return parseDecimal(option, text, 'a number of milliseconds', 0, MAX_TIMER_MS);
+}
+
+/**
+ * The bearer token in `ACP_WIRE_TOKEN` (`undefined` when unset or empty).
+ *
+ * @throws UsageError when it holds whitespace (it could not be sent in an `Authorization` header)
+ */
+export function bearerTokenFromEnvironment(): string | undefined {
+  const token = process.env.ACP_WIRE_TOKEN || undefined;
+  if (token !== undefined && /\s/.test(token)) throw new UsageError('ACP_WIRE_TOKEN must not hold whitespace');
+  return token;
 }

@@ -5,7 +5,9 @@
  * @packageDocumentation
  */
 import { conduct } from './conduct';
+import { serve } from './serve';
 import type { Subcommand } from './subcommand';
+import { trace } from './trace';
 
 /** Every subcommand, in the order `acp-wire --help` lists them. */
-export const COMMANDS: readonly Subcommand[] = [conduct];
+export const COMMANDS: readonly Subcommand[] = [conduct, serve, trace];

@@ -1,16 +1,33 @@
 /**
- * `acp-wire conduct`: runs an ACP proxy chain for a client on stdio, or one per TCP client.
+ * `acp-wire conduct`: runs an ACP proxy chain for a client on stdio, or one per client on TCP
+ * (`--tcp`) or over WebSocket and Streamable HTTP (`--listen`). A component may be a command or
+ * the URL of a component already running elsewhere.
  *
  * @packageDocumentation
  */
 import { splitCommandLine } from '../acp/command-line';
 import { Conductor, type ConductorOutcome } from '../acp/conductor';
 import { DEFAULT_CHAIN_IDLE_TIMEOUT_MS, DEFAULT_MAX_CHAINS, listenConductor } from '../acp/conductor-listener';
+import { ComponentConnectionError, closeUrlComponents, connectUrlComponents } from '../acp/url-components';
+import type { Connection } from '../connection';
+import { describeThrown } from '../errors';
 import { createStderrLogger, defaultLogger, type Logger } from '../logger';
+import type { ConductorTraceOptions } from '../trace/conductor-trace';
 import { connectStdio } from '../transports/stdio';
-import { UsageError, parseCommandArguments, parseDecimal, parseMilliseconds, parsePort } from './arguments';
-import { STOP_SIGNALS, watchStopSignals } from './shutdown';
+import { isPeerUrl } from '../transports/url';
+import {
+  UsageError,
+  bearerTokenFromEnvironment,
+  parseCommandArguments,
+  parseDecimal,
+  parseMilliseconds,
+  parsePort,
+  type ParsedArguments,
+} from './arguments';
+import { listenForClients, parseListen, type ListenAddress } from './remote-conduct';
+import { STOP_SIGNALS, watchStopSignals, type StopSignal, type StoppableProcess } from './shutdown';
 import { report, type Subcommand } from './subcommand';
+import { startLiveTraceViewer } from './trace';
 
 const NAME = 'conduct';
 const DEFAULT_KILL_TIMEOUT_MS = 2000;
@@ -19,35 +36,62 @@ const HELP = `usage: acp-wire conduct [options] [--] "<proxy command>"… "<agen
 
 Runs an ACP proxy chain: the client speaks to the conductor on stdin/stdout; each command is
 started as a child process over its stdio (split into words as a shell would, without a shell);
-the last one is the agent, the others are proxies in order.
+the last one is the agent, the others are proxies in order. A component may also be the URL of
+one already running elsewhere: ws://, wss://, http://, https:// or tcp://HOST:PORT (connected for
+each chain before the client's first message is read).
 
 options:
   --trace              print every line of every hop on stderr, with time and direction
   --tcp PORT           serve clients on 127.0.0.1:PORT instead of stdio: a chain per client,
                        started on the client's first byte; prints "listening PORT" on stdout
                        once ready (0 picks a free port); stops when stdin ends
-  --max-chains N       with --tcp: how many clients are served at once; more are refused
-                       (closed, with a line on stderr) (default ${DEFAULT_MAX_CHAINS})
+  --listen ADDRESS     serve clients over WebSocket and Streamable HTTP instead of stdio: a chain
+                       per client connection; ADDRESS is PORT, HOST:PORT or ws://HOST:PORT/PATH
+                       (host 127.0.0.1, path /acp by default); prints "listening ws://HOST:PORT/PATH"
+                       on stdout once ready; stops when stdin ends
+  --max-chains N       with --tcp or --listen: how many clients are served at once; more are
+                       refused (with a line on stderr) (default ${DEFAULT_MAX_CHAINS})
   --idle-timeout MS    with --tcp: close a client that sent and received nothing for MS with
                        nothing in flight, and shut its chain down (default ${DEFAULT_CHAIN_IDLE_TIMEOUT_MS}, 0: never)
   --kill-timeout MS    how long a component may take to exit once its stdin is closed, before
-                       SIGTERM, then SIGKILL as long again (default ${DEFAULT_KILL_TIMEOUT_MS})
+                       SIGTERM, then SIGKILL as long again; on stdio, also how long a first
+                       SIGINT waits for the client to end by itself (default ${DEFAULT_KILL_TIMEOUT_MS})
   --request-timeout MS cancel a request forwarded toward the agent that is not answered within
                        MS, and answer it -32603 {"reason":"request_timeout"} (default 0: never)
+  --trace-file PATH    write every message between the components to PATH (truncated first), one
+                       JSON event per line: the ACP Rust SDK conductor's trace format (see
+                       docs/tracing.md; "acp-wire trace view PATH" shows it)
+  --serve              serve a live sequence diagram of the chain on 127.0.0.1 while it runs;
+                       prints "acp-wire conduct: viewer http://127.0.0.1:PORT/" on stderr
+  --port N             with --serve: the viewer's port (default 0: a free one)
   -h, --help           show this text
 
-exit codes: 0 when the client's stdin ends (with --tcp: when stdin ends); 1 when a component died
-or could not be started (named on stderr), or on a system error such as a port in use; 2 for bad
-usage; 130/143 after SIGINT/SIGTERM (the chain is shut down first; a second signal kills it).`;
+--trace-file and --serve trace the one chain on stdio, of components started as commands: not
+with --tcp, --listen or a component named by a URL.
+
+ACP_WIRE_TOKEN, when set, is the bearer token --listen clients must send, and the one sent to
+components named by a URL.
+
+exit codes: 0 when the client's stdin ends (with --tcp or --listen: when stdin ends); 1 when a
+component died, could not be started or connected (named on stderr), or on a system error such
+as a port in use; 2 for bad usage; 130/143 after SIGINT/SIGTERM (the chain is shut down first; a
+further signal kills it).`;
 
 /** Parsed `conduct` arguments. */
 interface ConductArgs {
   trace: boolean;
   tcpPort: number | undefined;
-  maxChains: number | undefined;
+  listen: ListenAddress | undefined;
+  maxChains: number;
   idleTimeoutMs: number | undefined;
   killTimeoutMs: number;
   requestTimeoutMs: number | undefined;
+  /** `--trace-file`: the trace file of the chain. */
+  traceFile: string | undefined;
+  /** `--serve` (with `--port`): the live viewer's port. */
+  viewerPort: number | undefined;
+  /** `ACP_WIRE_TOKEN`: required from `--listen` clients, sent to URL components. */
+  token: string | undefined;
   commands: string[];
 }
 
@@ -55,26 +99,54 @@ function parseConductArgs(argv: readonly string[]): ConductArgs {
   const { values, positionals } = parseCommandArguments(argv, {
     trace: { type: 'boolean' },
     tcp: { type: 'string' },
+    listen: { type: 'string' },
     'max-chains': { type: 'string' },
     'idle-timeout': { type: 'string' },
     'kill-timeout': { type: 'string' },
     'request-timeout': { type: 'string' },
+    'trace-file': { type: 'string' },
+    serve: { type: 'boolean' },
+    port: { type: 'string' },
   });
   const text = (name: string): string | undefined => values[name] as string | undefined;
-  const tcpOnly = ['max-chains', 'idle-timeout'].find((name) => text(name) !== undefined);
-  if (tcpOnly && text('tcp') === undefined) throw new UsageError(`--${tcpOnly} needs --tcp`);
+  if (text('tcp') !== undefined && text('listen') !== undefined) throw new UsageError('give --tcp or --listen, not both');
+  const isServer = text('tcp') !== undefined || text('listen') !== undefined;
+  if (text('max-chains') !== undefined && !isServer) throw new UsageError('--max-chains needs --tcp or --listen');
+  if (text('idle-timeout') !== undefined && text('tcp') === undefined) throw new UsageError('--idle-timeout needs --tcp');
+  checkTraceOptions(values, positionals, text('tcp') !== undefined ? '--tcp' : text('listen') !== undefined ? '--listen' : undefined);
   const args: ConductArgs = {
     trace: values.trace === true,
     tcpPort: optional(text('tcp'), (value) => parsePort('--tcp', value)),
-    maxChains: optional(text('max-chains'), (value) => parseDecimal('--max-chains', value, 'a number', 1, 65535)),
+    listen: optional(text('listen'), parseListen),
+    maxChains: optional(text('max-chains'), (value) => parseDecimal('--max-chains', value, 'a number', 1, 65535)) ?? DEFAULT_MAX_CHAINS,
     idleTimeoutMs: optional(text('idle-timeout'), (value) => parseMilliseconds('--idle-timeout', value)),
     killTimeoutMs: optional(text('kill-timeout'), (value) => parseMilliseconds('--kill-timeout', value)) ?? DEFAULT_KILL_TIMEOUT_MS,
     requestTimeoutMs: optional(text('request-timeout'), (value) => parseMilliseconds('--request-timeout', value)),
+    traceFile: text('trace-file'),
+    viewerPort: values.serve === true ? (optional(text('port'), (value) => parsePort('--port', value)) ?? 0) : undefined,
+    // Read only where it is used: by --listen, and by the URL components.
+    token: text('listen') !== undefined || positionals.some(isPeerUrl) ? bearerTokenFromEnvironment() : undefined,
     commands: positionals,
   };
   if (args.commands.length === 0) throw new UsageError('give at least the agent command');
-  for (const command of args.commands) splitCommandLine(command);
+  for (const command of args.commands) if (!isPeerUrl(command)) splitCommandLine(command);
   return args;
+}
+
+/**
+ * `--trace-file` and `--serve` trace one chain whose components the conductor starts (a component
+ * reached by a URL is not a wire the conductor reads as a trace): refused with a server mode or a
+ * URL component.
+ */
+function checkTraceOptions(values: ParsedArguments['values'], positionals: readonly string[], serverMode: string | undefined): void {
+  const traceFile = values['trace-file'] as string | undefined;
+  if (values.port !== undefined && values.serve !== true) throw new UsageError('--port needs --serve');
+  if (traceFile === '') throw new UsageError('--trace-file needs a path, got ""');
+  const given = [traceFile !== undefined && '--trace-file', values.serve === true && '--serve'].filter(Boolean).join(' and ');
+  if (given === '') return;
+  if (serverMode) throw new UsageError(`${given} trace one chain: they cannot be used with ${serverMode}`);
+  const url = positionals.find(isPeerUrl);
+  if (url !== undefined) throw new UsageError(`${given} trace components started as commands: they cannot be used with a component named by a URL (${url})`);
 }
 
 function optional<T>(text: string | undefined, parse: (text: string) => T): T | undefined {
@@ -96,28 +168,143 @@ function reportOutcome(outcome: ConductorOutcome): boolean {
   return true;
 }
 
-async function conductOnStdio(args: ConductArgs, logger: (name: string) => Logger): Promise<number> {
-  const client = connectStdio({ name: 'client', logger: logger('client') });
-  const conductor = new Conductor({
-    client,
-    components: args.commands,
-    logger,
-    killTimeoutMs: args.killTimeoutMs,
-    requestTimeoutMs: args.requestTimeoutMs,
-  });
+/** Reports a chain that could not be started (a URL component could not be connected). */
+function reportChainFailure(error: unknown): void {
+  if (error instanceof ComponentConnectionError) report(NAME, `could not connect a component: ${error.message}; the chain was not started`);
+  else report(NAME, `could not start a chain: ${describeThrown(error)}`);
+}
+
+/** The components of the running chains, for a forced stop. */
+function processesOf(chains: Iterable<Conductor>): StoppableProcess[] {
+  return [...chains].flatMap((chain) => chain.components);
+}
+
+/** Where each chain's components come from, and how they are run. */
+class ChainRunner {
+  readonly chains = new Set<Conductor>();
+  readonly #aborter = new AbortController();
+
+  constructor(
+    readonly args: ConductArgs,
+    readonly logger: (name: string) => Logger,
+  ) {}
+
+  /** Options of the URL components: `ACP_WIRE_TOKEN`, and aborted by {@link ChainRunner.abort}. */
+  get urlOptions(): { token: string | undefined; signal: AbortSignal } {
+    return { token: this.args.token, signal: this.#aborter.signal };
+  }
+
+  /** Stops connecting URL components. */
+  abort(): void {
+    this.#aborter.abort();
+  }
+
+  /**
+   * Connects the URL components, then opens the client (so nothing the client sends meets a chain
+   * not there yet) and runs its chain; resolves with whether it failed because of a component.
+   *
+   * @param trace - the chain's trace options (`--trace-file`, `--serve`)
+   * @throws the file system's error when the trace file cannot be opened (the client is closed)
+   */
+  async run(openClient: () => Connection, trace: ConductorTraceOptions = {}): Promise<boolean> {
+    const { args, logger } = this;
+    let components;
+    try {
+      components = await connectUrlComponents(args.commands, { urlOptions: this.urlOptions, logger });
+    } catch (error) {
+      // Stopped while connecting: not a failure of the chain.
+      const isFailure = !this.#aborter.signal.aborted;
+      if (isFailure) reportChainFailure(error);
+      await openClient().close();
+      return isFailure;
+    }
+    if (this.#aborter.signal.aborted) {
+      // Stopped while connecting: start nothing.
+      await Promise.all([closeUrlComponents(components), openClient().close()]);
+      return false;
+    }
+    const client = openClient();
+    let conductor: Conductor;
+    try {
+      conductor = new Conductor({
+        client,
+        components,
+        logger,
+        killTimeoutMs: args.killTimeoutMs,
+        requestTimeoutMs: args.requestTimeoutMs,
+        ...trace,
+      });
+    } catch (error) {
+      await Promise.all([closeUrlComponents(components), client.close()]);
+      throw error;
+    }
+    this.chains.add(conductor);
+    const outcome = await conductor.closed;
+    this.chains.delete(conductor);
+    return reportOutcome(outcome);
+  }
+}
+
+async function conductOnStdio(runner: ChainRunner): Promise<number> {
+  const { traceFile, viewerPort } = runner.args;
+  // Listening first: a port in use is reported before anything is started.
+  const viewer = viewerPort === undefined ? undefined : await startLiveTraceViewer(NAME, viewerPort);
+  try {
+    return await runOnStdio(runner, { traceFile, onTraceEvent: viewer?.onTraceEvent });
+  } finally {
+    await viewer?.close();
+  }
+}
+
+async function runOnStdio(runner: ChainRunner, trace: ConductorTraceOptions): Promise<number> {
+  let client: Connection | undefined;
+  let isStopping = false;
   const signals = watchStopSignals({
     command: NAME,
-    stop: () => void conductor.close(),
-    chains: () => [conductor],
-    killTimeoutMs: args.killTimeoutMs,
+    stop: () => {
+      isStopping = true;
+      runner.abort();
+      for (const chain of runner.chains) void chain.close();
+    },
+    processes: () => processesOf(runner.chains),
+    killTimeoutMs: runner.args.killTimeoutMs,
+    isClientConnected: () => client !== undefined && !client.isClosed,
   });
-  const outcome = await conductor.closed;
-  signals.dispose();
-  if (reportOutcome(outcome)) return 1;
+  let failed: boolean;
+  try {
+    failed = await runner.run(() => {
+      client = connectStdio({ name: 'client', logger: runner.logger('client') });
+      if (isStopping) void client.close();
+      return client;
+    }, trace);
+  } finally {
+    signals.dispose();
+  }
+  if (failed) return 1;
   return signals.signal ? STOP_SIGNALS[signals.signal] : 0;
 }
 
-async function conductOnTcp(args: ConductArgs, logger: (name: string) => Logger): Promise<number> {
+/**
+ * Serves until the conductor's stdin ends (in the server modes stdin carries no protocol: its end
+ * is the signal to stop) or a stop signal; then runs `close`. Resolves with the signal, if any.
+ */
+async function serveUntilStopped(runner: ChainRunner, close: () => Promise<void>): Promise<StopSignal | undefined> {
+  let stop!: () => void;
+  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  const signals = watchStopSignals({ command: NAME, stop, processes: () => processesOf(runner.chains), killTimeoutMs: runner.args.killTimeoutMs });
+  process.stdin.once('end', stop).once('close', stop).once('error', stop);
+  process.stdin.resume();
+  await stopped;
+  process.stdin.pause();
+  process.stdin.unref?.();
+  runner.abort();
+  await close();
+  signals.dispose();
+  return signals.signal;
+}
+
+async function conductOnTcp(runner: ChainRunner): Promise<number> {
+  const { args, logger } = runner;
   let anyFailed = false;
   const listener = await listenConductor(
     { port: args.tcpPort! },
@@ -128,33 +315,54 @@ async function conductOnTcp(args: ConductArgs, logger: (name: string) => Logger)
       requestTimeoutMs: args.requestTimeoutMs,
       maxChains: args.maxChains,
       idleTimeoutMs: args.idleTimeoutMs,
-      onChain: (conductor) => void conductor.closed.then((outcome) => (anyFailed = reportOutcome(outcome) || anyFailed)),
+      urlOptions: runner.urlOptions,
+      onChain: (conductor) => {
+        runner.chains.add(conductor);
+        void conductor.closed.then((outcome) => {
+          runner.chains.delete(conductor);
+          anyFailed = reportOutcome(outcome) || anyFailed;
+        });
+      },
+      onChainFailed: (error) => {
+        anyFailed = true;
+        reportChainFailure(error);
+      },
     },
   );
   process.stdout.write(`listening ${listener.port}\n`);
-  let stop!: () => void;
-  const stopped = new Promise<void>((resolve) => (stop = resolve));
-  const signals = watchStopSignals({ command: NAME, stop, chains: () => listener.chains, killTimeoutMs: args.killTimeoutMs });
-  // In TCP mode stdin carries no protocol: its end is the signal to stop.
-  process.stdin.once('end', stop).once('close', stop).once('error', stop);
-  process.stdin.resume();
-  await stopped;
-  process.stdin.pause();
-  process.stdin.unref?.();
-  await listener.close();
-  signals.dispose();
+  const signal = await serveUntilStopped(runner, () => listener.close());
   if (anyFailed) return 1;
-  return signals.signal ? STOP_SIGNALS[signals.signal] : 0;
+  return signal ? STOP_SIGNALS[signal] : 0;
+}
+
+async function conductOnListen(runner: ChainRunner): Promise<number> {
+  let anyFailed = false;
+  const runs = new Set<Promise<void>>();
+  const { listen, maxChains, token } = runner.args;
+  const listener = await listenForClients(listen!, { maxClients: maxChains, token, logger: runner.logger }, (openClient) => {
+    const run = runner.run(openClient).then((failed) => {
+      anyFailed ||= failed;
+      runs.delete(run);
+    });
+    runs.add(run);
+  });
+  const signal = await serveUntilStopped(runner, async () => {
+    await listener.close();
+    await Promise.all(runs);
+  });
+  if (anyFailed) return 1;
+  return signal ? STOP_SIGNALS[signal] : 0;
 }
 
 /** The `conduct` subcommand. */
 export const conduct: Subcommand = {
   name: NAME,
-  summary: 'run an ACP proxy chain for a client on stdio, or one per client with --tcp',
+  summary: 'run an ACP proxy chain: for a client on stdio, or one per client (--tcp, --listen)',
   help: HELP,
   async run(argv) {
     const args = parseConductArgs(argv);
-    const logger = loggerFactory(args.trace);
-    return args.tcpPort === undefined ? conductOnStdio(args, logger) : conductOnTcp(args, logger);
+    const runner = new ChainRunner(args, loggerFactory(args.trace));
+    if (args.listen) return conductOnListen(runner);
+    return args.tcpPort === undefined ? conductOnStdio(runner) : conductOnTcp(runner);
   },
 };

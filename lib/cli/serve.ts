@@ -1,155 +1,164 @@
 /**
- * `acp-wire serve [--host H] [--port P] "<agent command>"`: exposes a stdio agent command over
- * WebSocket and Streamable HTTP at `/acp`, one agent process per client connection.
+ * `acp-wire serve [options] "<agent command>"`: exposes a stdio agent over WebSocket and
+ * Streamable HTTP, one agent process per client connection.
  *
  * @packageDocumentation
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { parseArgs } from 'node:util';
 import type { Duplex } from 'node:stream';
 import { splitCommandLine } from '../acp/command-line';
-import { listenRemoteStreams, type RemoteClientInfo, type RemoteListener } from '../transports/remote-server';
-import { DEFAULT_PATH } from '../transports/limits';
+import { createStderrLogger, defaultLogger } from '../logger';
+import { spawnProcessTree, type ProcessTree } from '../transports/child-process';
+import { DEFAULT_HOST, DEFAULT_PATH, checkPath } from '../transports/limits';
+import { listenRemoteStreams, type RemoteClientInfo } from '../transports/remote-server';
+import { UsageError, bearerTokenFromEnvironment, parseCommandArguments, parseDecimal, parseMilliseconds, parsePort } from './arguments';
+import { STOP_SIGNALS, watchStopSignals, type StoppableProcess } from './shutdown';
+import { report, type Subcommand } from './subcommand';
 
-/** The usage text of `serve`. */
-export const SERVE_USAGE = `usage: acp-wire serve [--host HOST] [--port PORT] [--path PATH] [--allow-origin ORIGIN]… [--] "<agent command>"
+const NAME = 'serve';
+const DEFAULT_MAX_CLIENTS = 16;
+const DEFAULT_KILL_TIMEOUT_MS = 2000;
+
+const HELP = `usage: acp-wire serve [options] [--] "<agent command>"
 
 Exposes an ACP agent that speaks on its stdio over the network: WebSocket (ws://HOST:PORT/acp)
 and Streamable HTTP (http://HOST:PORT/acp) on one port. Each client connection gets its own agent
-process (the command split into words as a shell would, without a shell), ended with it.
+process (the command split into words as a shell would, without a shell), ended with it. Bytes
+are passed through as they are: ids and cancellations reach the agent as the client sent them.
 Prints "listening ws://HOST:PORT/PATH" on stdout once ready; logs go to stderr.
 
-  --host HOST           address to bind (default 127.0.0.1: this machine only)
-  --port PORT           port (default 0: a free one, printed)
-  --path PATH           path (default /acp)
-  --allow-origin ORIGIN accept browser pages of this origin (repeatable; none by default)
-  --help                show this text
+options:
+  --host HOST            address to bind (default ${DEFAULT_HOST}: this machine only)
+  --port PORT            port (default 0: a free one, printed)
+  --path PATH            path (default ${DEFAULT_PATH})
+  --allow-origin ORIGIN  accept browser pages of this origin (repeatable; none by default)
+  --max-clients N        how many clients are served at once; more are refused with HTTP 503
+                         (and a line on stderr) (default ${DEFAULT_MAX_CLIENTS})
+  --kill-timeout MS      how long an agent may take to exit once its client has left (its stdin
+                         is closed), before SIGTERM to its process tree, then SIGKILL as long
+                         again (default ${DEFAULT_KILL_TIMEOUT_MS})
+  -h, --help             show this text
 
-Set ACP_WIRE_TOKEN to require "Authorization: Bearer <token>" from every client.
-Stops on SIGINT or SIGTERM (exit 130/143), ending every agent process first.`;
+ACP_WIRE_TOKEN, when set, is the bearer token every client must send
+("Authorization: Bearer <token>").
 
-/** A usage error of a subcommand: printed with its usage text, exit code 2. */
-export class CliUsageError extends Error {
-  override readonly name = 'CliUsageError';
-  constructor(
-    message: string,
-    readonly usage: string,
-  ) {
-    super(message);
-  }
-}
+exit codes: 130/143 after SIGINT/SIGTERM (every agent is ended first; a second signal kills
+them); 1 on a system error such as a port in use; 2 for bad usage.`;
 
 /** Parsed `serve` arguments. */
-export interface ServeArgs {
-  host: string | undefined;
+interface ServeArgs {
+  host: string;
   port: number;
   path: string;
   allowedOrigins: string[];
+  maxClients: number;
+  killTimeoutMs: number;
+  /** `ACP_WIRE_TOKEN`: the bearer token clients must send. */
+  token: string | undefined;
+  /** The agent's program and arguments. */
   command: string[];
 }
 
-/** Parses the arguments after `serve`. @throws CliUsageError */
-export function parseServeArgs(argv: readonly string[]): ServeArgs | 'help' {
-  let parsed;
+function parseServeArgs(argv: readonly string[]): ServeArgs {
+  const { values, positionals } = parseCommandArguments(argv, {
+    host: { type: 'string' },
+    port: { type: 'string' },
+    path: { type: 'string' },
+    'allow-origin': { type: 'string', multiple: true },
+    'max-clients': { type: 'string' },
+    'kill-timeout': { type: 'string' },
+  });
+  const text = (name: string): string | undefined => values[name] as string | undefined;
+  if (positionals.length !== 1) throw new UsageError(`give exactly one agent command (quote it), got ${positionals.length}`);
+  const host = text('host') ?? DEFAULT_HOST;
+  if (host === '') throw new UsageError('--host needs an address');
+  const path = text('path') ?? DEFAULT_PATH;
   try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      options: {
-        host: { type: 'string' },
-        port: { type: 'string' },
-        path: { type: 'string' },
-        'allow-origin': { type: 'string', multiple: true },
-        help: { type: 'boolean' },
-      },
-    });
-  } catch (error) {
-    throw new CliUsageError((error as Error).message, SERVE_USAGE);
+    checkPath(path);
+  } catch {
+    throw new UsageError(`--path needs a path that starts with "/" and has no query, fragment or space, got ${JSON.stringify(path)}`);
   }
-  const { values, positionals } = parsed;
-  if (values.help) return 'help';
-  if (positionals.length !== 1) throw new CliUsageError('give exactly one agent command (quote it)', SERVE_USAGE);
-  const port = values.port === undefined ? 0 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535 || values.port === '') {
-    throw new CliUsageError(`--port needs a port from 0 to 65535, got ${values.port}`, SERVE_USAGE);
-  }
-  let command: string[];
-  try {
-    command = splitCommandLine(positionals[0]!);
-  } catch (error) {
-    throw new CliUsageError((error as Error).message, SERVE_USAGE);
-  }
-  if (command.length === 0) throw new CliUsageError('the agent command is empty', SERVE_USAGE);
-  return { host: values.host, port, path: values.path ?? DEFAULT_PATH, allowedOrigins: values['allow-origin'] ?? [], command };
+  return {
+    host,
+    port: parsePort('--port', text('port') ?? '0'),
+    path,
+    allowedOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
+    maxClients: parseDecimal('--max-clients', text('max-clients') ?? String(DEFAULT_MAX_CLIENTS), 'a number', 1, 65535),
+    killTimeoutMs: parseMilliseconds('--kill-timeout', text('kill-timeout') ?? String(DEFAULT_KILL_TIMEOUT_MS)),
+    token: bearerTokenFromEnvironment(),
+    command: splitCommandLine(positionals[0]!),
+  };
 }
 
-/** How long an agent may take to exit after its stdin ends before SIGTERM (then SIGKILL). */
-const KILL_GRACE_MS = 2000;
+/** One client's agent: a process tree whose stdio is bridged to the client's stream. */
+interface Agent extends StoppableProcess {
+  readonly tree: ProcessTree;
+  /** Resolves once the agent's whole process tree has ended. */
+  readonly ended: Promise<void>;
+}
 
-/** Runs one agent process for one client: bytes are bridged both ways, each ends the other. */
-function bridge(stream: Duplex, info: RemoteClientInfo, command: readonly string[], agents: Set<Promise<void>>): void {
-  const [program, ...args] = command;
-  const child = spawn(program!, args, { stdio: ['pipe', 'pipe', 'inherit'] });
-  const log = (text: string): void => void process.stderr.write(`acp-wire serve: ${info.transport} client ${info.connectionId}: ${text}\n`);
+/** Starts the agent for one client: bytes are bridged both ways, and each side's end ends the other. */
+function startAgent(stream: Duplex, info: RemoteClientInfo, args: ServeArgs): Agent {
+  const name = `agent of ${info.transport} client ${info.connectionId}`;
+  const [program, ...rest] = args.command;
+  const tree = spawnProcessTree(program!, rest);
+  const { child } = tree;
   child.stdin!.on('error', () => {});
-  stream.on('error', (error) => log(`connection failed: ${error.message}`));
+  stream.on('error', (error) => report(NAME, `${info.transport} client ${info.connectionId}: ${error.message}`));
   stream.pipe(child.stdin!);
   child.stdout!.pipe(stream);
-  const exited = new Promise<void>((resolve) => {
-    child.once('error', (error) => {
-      log(`the agent could not be started: ${error.message}`);
-      stream.destroy(error);
-      resolve();
-    });
-    child.once('exit', (code, signal) => {
-      if (code !== 0) log(`the agent ${signal ? `was killed by ${signal}` : `exited with code ${code}`}`);
-      resolve();
+  let isClientGone = false;
+  void tree.exited.then((exit) => {
+    if (exit.error) report(NAME, `the agent (${args.command.join(' ')}) could not be started: ${exit.error.message}`);
+    else if (!isClientGone) report(NAME, `${name} ${exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`}`);
+    // The agent is gone: so is its client.
+    stream.destroy();
+  });
+  // The client is gone: end its agent's stdin (a destroyed stream does not end the pipe), and its
+  // whole process tree within the kill timeout.
+  const ended = new Promise<void>((resolve) => {
+    stream.once('close', () => {
+      isClientGone = true;
+      child.stdin!.end();
+      resolve(tree.end(args.killTimeoutMs).then(() => undefined));
     });
   });
-  // The client is gone: its agent's stdin has ended; make sure the agent goes too.
-  stream.once('close', () => reap(child, exited));
-  const tracked = exited.then(() => void agents.delete(tracked));
-  agents.add(tracked);
+  return { name, child, exited: tree.exited, tree, ended };
 }
 
-function reap(child: ChildProcess, exited: Promise<void>): void {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.stdin!.end();
-  const term = setTimeout(() => {
-    child.kill('SIGTERM');
-    kill.refresh();
-  }, KILL_GRACE_MS);
-  const kill = setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS * 2);
-  void exited.then(() => {
-    clearTimeout(term);
-    clearTimeout(kill);
-  });
-}
-
-/**
- * Runs `acp-wire serve`: listens, prints `listening ws://…`, and serves until SIGINT or SIGTERM.
- *
- * @returns the exit code
- */
-export async function runServe(argv: readonly string[]): Promise<number> {
-  const args = parseServeArgs(argv);
-  if (args === 'help') {
-    process.stdout.write(`${SERVE_USAGE}\n`);
-    return 0;
-  }
-  const agents = new Set<Promise<void>>();
-  const token = process.env.ACP_WIRE_TOKEN || undefined;
-  const listener: RemoteListener = await listenRemoteStreams(
-    { host: args.host, port: args.port, path: args.path, allowedOrigins: args.allowedOrigins, token },
-    (stream, info) => bridge(stream, info, args.command, agents),
-  );
-  process.stdout.write(`listening ${listener.url}\n`);
-  process.stderr.write(`acp-wire serve: Streamable HTTP at ${listener.httpUrl}${token ? ' (bearer token required)' : ''}\n`);
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-  });
-  await listener.close();
-  await Promise.all(agents);
-  return signal === 'SIGINT' ? 130 : 143;
-}
+/** The `serve` subcommand. */
+export const serve: Subcommand = {
+  name: NAME,
+  summary: 'expose a stdio agent over WebSocket and Streamable HTTP (an agent process per client)',
+  help: HELP,
+  async run(argv) {
+    const args = parseServeArgs(argv);
+    const { token } = args;
+    const agents = new Set<Agent>();
+    const listener = await listenRemoteStreams(
+      {
+        host: args.host,
+        port: args.port,
+        path: args.path,
+        allowedOrigins: args.allowedOrigins,
+        token,
+        maxClients: args.maxClients,
+        logger: process.env.ACP_WIRE_LOG ? defaultLogger(NAME) : createStderrLogger({ level: 'warn', name: NAME }),
+      },
+      (stream, info) => {
+        const agent = startAgent(stream, info, args);
+        agents.add(agent);
+        void agent.ended.then(() => agents.delete(agent));
+      },
+    );
+    process.stdout.write(`listening ${listener.url}\n`);
+    process.stderr.write(`acp-wire serve: Streamable HTTP at ${listener.httpUrl}${token ? ' (bearer token required)' : ''}\n`);
+    let stop!: () => void;
+    const stopped = new Promise<void>((resolve) => (stop = resolve));
+    const signals = watchStopSignals({ command: NAME, stop, processes: () => agents, killTimeoutMs: args.killTimeoutMs });
+    await stopped;
+    await listener.close();
+    await Promise.all([...agents].map((agent) => agent.ended));
+    signals.dispose();
+    return STOP_SIGNALS[signals.signal!];
+  },
+};

@@ -80,22 +80,61 @@ export interface ChildConnection {
  * ```
  */
 export function spawnConnection(command: string, args: readonly string[] = [], options: SpawnConnectionOptions = {}): ChildConnection {
-  const killTimeout = options.killTimeoutMs ?? 2000;
+  const killTimeout = checkKillTimeout(options.killTimeoutMs);
+  const tree = spawnProcessTree(command, args, options);
+  const { child, exited } = tree;
+  const connection = new Connection(child.stdout!, child.stdin!, options);
+  child.once('error', (error) => void closeConnection(connection, 'peer exited', error));
+  // 'close' comes after the child's stdio has ended: an answer written just before exiting is
+  // still read. (Usually stdout's end has closed the connection already.)
+  child.once('close', () => void closeConnection(connection, 'peer exited'));
+  let closing: Promise<ChildExit> | undefined;
+  const close = (): Promise<ChildExit> => (closing ??= closeChild(connection, tree, killTimeout));
+  return { connection, child, exited, close, [Symbol.asyncDispose]: async () => void (await close()) };
+}
+
+/** A spawned child in a process group of its own (outside Windows), and its exit. @internal */
+export interface ProcessTree {
+  /** The child, with piped stdin and stdout. */
+  readonly child: ChildProcess;
+  /** Resolves once the child has exited, or could not be started. Never rejects. */
+  readonly exited: Promise<ChildExit>;
+  /**
+   * Ends the tree: waits `killTimeoutMs` for the child to exit (its stdin is the caller's to
+   * end), then SIGTERMs its group, then SIGKILLs it as long again; once the child has exited,
+   * ends what is left of its group the same way. Resolves with the child's exit. Idempotent.
+   */
+  end(killTimeoutMs: number): Promise<ChildExit>;
+}
+
+/** @throws RangeError unless `value` is undefined (2000) or a non-negative finite number. @internal */
+export function checkKillTimeout(value: number | undefined): number {
+  const killTimeout = value ?? 2000;
   if (!(typeof killTimeout === 'number' && killTimeout >= 0 && Number.isFinite(killTimeout))) {
     throw new RangeError('killTimeoutMs must be a non-negative number of milliseconds');
   }
+  return killTimeout;
+}
+
+/**
+ * Spawns `command` (no shell) with piped stdin and stdout, in a process group (and session) of its
+ * own outside Windows, so that {@link ProcessTree.end} ends everything it starts. @internal
+ */
+export function spawnProcessTree(
+  command: string,
+  args: readonly string[],
+  options: Pick<SpawnConnectionOptions, 'cwd' | 'env' | 'stderr'> = {},
+): ProcessTree {
   const child = spawn(command, args, {
     cwd: options.cwd,
     env: options.env,
     stdio: ['pipe', 'pipe', options.stderr ?? 'inherit'],
-    // Its own process group, so that close() can end everything the child starts.
     detached: HAS_PROCESS_GROUPS,
   });
   const group = HAS_PROCESS_GROUPS && child.pid !== undefined ? new ProcessGroup(child.pid) : undefined;
-  const connection = new Connection(child.stdout!, child.stdin!, options);
   const exited = new Promise<ChildExit>((resolve) => {
     child.once('error', (error) => {
-      void closeConnection(connection, 'peer exited', error);
+      group?.release();
       resolve({ code: null, signal: null, error });
     });
     child.once('exit', (code, signal) => {
@@ -103,37 +142,33 @@ export function spawnConnection(command: string, args: readonly string[] = [], o
       if (group && !group.signal(0)) group.release();
       resolve({ code, signal });
     });
-    // 'close' comes after the child's stdio has ended: an answer written just before exiting is
-    // still read. (Usually stdout's end has closed the connection already.)
-    child.once('close', () => void closeConnection(connection, 'peer exited'));
   });
-  let closing: Promise<ChildExit> | undefined;
-  const close = (): Promise<ChildExit> => (closing ??= closeChild(connection, child, exited, group, killTimeout));
-  return { connection, child, exited, close, [Symbol.asyncDispose]: async () => void (await close()) };
+  let ending: Promise<ChildExit> | undefined;
+  const end = (killTimeout: number): Promise<ChildExit> => (ending ??= endTree(child, exited, group, killTimeout));
+  return { child, exited, end };
+}
+
+async function endTree(child: ChildProcess, exited: Promise<ChildExit>, group: ProcessGroup | undefined, killTimeout: number): Promise<ChildExit> {
+  try {
+    const exit = await reapChild(child, exited, group, killTimeout);
+    if (group) await reapGroup(group, killTimeout);
+    return exit;
+  } finally {
+    group?.release();
+  }
 }
 
 /**
  * Ends the child's stdin, then ends its process tree: the kill escalation starts at once, whatever
  * is still queued for a child that does not read its stdin.
  */
-async function closeChild(
-  connection: Connection,
-  child: ChildProcess,
-  exited: Promise<ChildExit>,
-  group: ProcessGroup | undefined,
-  killTimeout: number,
-): Promise<ChildExit> {
+async function closeChild(connection: Connection, tree: ProcessTree, killTimeout: number): Promise<ChildExit> {
   const flushed = connection.close();
-  try {
-    const exit = await reapChild(child, exited, group, killTimeout);
-    if (group) await reapGroup(group, killTimeout);
-    // A process outside the group may still hold the pipe without reading it: stop waiting for it.
-    if (!child.stdin!.writableFinished) child.stdin!.destroy();
-    await flushed;
-    return exit;
-  } finally {
-    group?.release();
-  }
+  const exit = await tree.end(killTimeout);
+  // A process outside the group may still hold the pipe without reading it: stop waiting for it.
+  if (!tree.child.stdin!.writableFinished) tree.child.stdin!.destroy();
+  await flushed;
+  return exit;
 }
 
 /** Waits `killTimeout` for the child to exit, then SIGTERMs its tree, then SIGKILLs it as long again. */

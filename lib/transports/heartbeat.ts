@@ -38,7 +38,9 @@ export function checkHeartbeat(heartbeat: HeartbeatOptions | false | undefined):
  * A sign of life is any byte received (a pong, a ping, a message, part of one) or any progress
  * of our own output into the kernel (the peer is acknowledging what we send). The second rule
  * keeps a peer that is busy reading a large backlog, with our ping queued behind it, from being
- * declared dead while it reads. Timers are unref'd: they never keep a process alive on their own.
+ * declared dead while it reads. The verdict waits until what arrived during a stall of this
+ * process (a long synchronous task, a GC pause) has been read. Timers are unref'd: they never keep
+ * a process alive on their own.
  *
  * @internal
  */
@@ -89,11 +91,21 @@ export class Heartbeat {
   };
 
   readonly #check = (): void => {
+    if (this.#interval === undefined || this.#isAliveSincePing()) return void (this.#deadline = undefined);
+    // Not yet a verdict: after a stall of this process (a long task, a GC pause, a descheduled
+    // process) the timers run before the I/O phase reads what arrived meanwhile. An immediate runs
+    // after that phase, so a pong already waiting in the socket counts.
+    setImmediate(this.#conclude);
+  };
+
+  readonly #conclude = (): void => {
     this.#deadline = undefined;
-    if (this.#interval === undefined) return;
-    const hasOutputMoved = this.#dispatched() > this.#dispatchedAtPing;
-    if (this.#isAlive || hasOutputMoved) return;
+    if (this.#interval === undefined || this.#isAliveSincePing()) return;
     this.stop();
     this.#onTimeout(this.#timeoutMs);
   };
+
+  #isAliveSincePing(): boolean {
+    return this.#isAlive || this.#dispatched() > this.#dispatchedAtPing;
+  }
 }

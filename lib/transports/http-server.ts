@@ -48,11 +48,14 @@ const BATCH_REFUSAL = JSON.stringify({
 export class HttpStreamServer {
   readonly #options: HttpStreamServerOptions;
   readonly #onStream: HttpStreamSink;
+  readonly #admit: (request: IncomingMessage) => boolean;
   readonly #streams = new Map<string, HttpServerStream>();
 
-  constructor(options: HttpStreamServerOptions, onStream: HttpStreamSink) {
+  /** @param admit - whether a new connection may open now (else its `initialize` POST is refused 503) */
+  constructor(options: HttpStreamServerOptions, onStream: HttpStreamSink, admit: (request: IncomingMessage) => boolean = () => true) {
     this.#options = options;
     this.#onStream = onStream;
+    this.#admit = admit;
   }
 
   /** Answers one request. */
@@ -92,6 +95,7 @@ export class HttpStreamServer {
     if (isRequest(message) && message.method === 'initialize') {
       if (connectionId !== undefined) return text(response, 400, 'Initialize not allowed on existing connection');
       if (message.id === null) return text(response, 400, 'Initialize request must include an ID');
+      if (!this.#admit(request)) return text(response, 503, 'Too many clients');
       return this.#open(request, response, message, body);
     }
     if (connectionId === undefined) return text(response, 400, 'Missing Acp-Connection-Id');

@@ -10,6 +10,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Connection } from '../connection';
+import { defaultLogger } from '../logger';
 import { HttpStreamServer, HEADER_CONNECTION_ID, type HttpServerLimits } from './http-server';
 import {
   DEFAULT_HOST,
@@ -22,6 +23,7 @@ import {
   pathOf,
   type AccessOptions,
 } from './limits';
+import { checkMaxCount, peerOf } from './tcp-limits';
 import { checkRemoteOptions, remoteConnection, webSocketStream, type RemoteConnectionOptions } from './websocket';
 
 /** A network transport a {@link listenRemote} server offers. */
@@ -37,6 +39,12 @@ export interface RemoteServerOptions extends RemoteConnectionOptions, AccessOpti
   path?: string;
   /** The transports offered. Default both: WebSocket upgrades and Streamable HTTP on the same path. */
   transports?: readonly RemoteTransport[];
+  /**
+   * How many clients are connected at once. A new client beyond that (a WebSocket upgrade, or a
+   * Streamable HTTP `initialize` POST) is refused **503** before any stream exists, with a `warn`
+   * line on `logger` naming its peer. An integer of at least 1, or `Infinity` (default).
+   */
+  maxClients?: number;
 }
 
 /** Who a new remote client is. */
@@ -79,8 +87,8 @@ const CLOSE_GRACE_MS = 2000;
  * @remarks
  * Safe by default: binds `127.0.0.1` unless `host` is given; a request with an `Origin` header
  * that is not in `allowedOrigins` is refused 403 and one without the right bearer token (when
- * `token` is set) 401, before any stream exists; another path is 404. Destroying the stream
- * closes that client.
+ * `token` is set) 401, before any stream exists; another path is 404; a client beyond
+ * `maxClients` is 503. Destroying the stream closes that client.
  * @throws TypeError or RangeError for an invalid option
  * @returns resolves once listening; rejects with the listen error (e.g. EADDRINUSE)
  */
@@ -91,6 +99,7 @@ export async function listenRemoteStreams(
   const host = options.host ?? DEFAULT_HOST;
   const path = options.path ?? DEFAULT_PATH;
   const transports = options.transports ?? ['websocket', 'http'];
+  const maxClients = checkMaxCount('maxClients', options.maxClients ?? Number.POSITIVE_INFINITY);
   checkPort(options.port ?? 0);
   checkPath(path);
   checkAccessOptions(options);
@@ -104,7 +113,13 @@ export async function listenRemoteStreams(
     stream.once('close', () => streams.delete(stream));
     onStream(stream, info);
   };
-  const http = transports.includes('http') ? new HttpStreamServer(options, track) : undefined;
+  const logger = options.logger ?? defaultLogger('server');
+  const admitClient = (request: IncomingMessage): boolean => {
+    if (streams.size < maxClients) return true;
+    logger.log('warn', `refused a client from ${peerOf(request.socket)}: client limit reached (${streams.size} open)`);
+    return false;
+  };
+  const http = transports.includes('http') ? new HttpStreamServer(options, track, admitClient) : undefined;
   const wss = transports.includes('websocket') ? webSocketServer(options, track) : undefined;
   const server = createServer();
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
@@ -117,6 +132,7 @@ export async function listenRemoteStreams(
     const refusal = checkAccess(request.headers, options);
     if (refusal) return refuseUpgrade(socket, refusal.status, refusal.reason);
     if (!wss) return refuseUpgrade(socket, 404, 'This server speaks Streamable HTTP only');
+    if (!admitClient(request)) return refuseUpgrade(socket, 503, 'Too many clients');
     wss.accept(request, socket, head);
   });
   await new Promise<void>((resolve, reject) => {
@@ -215,7 +231,7 @@ export function refuse(response: ServerResponse, status: number, text: string): 
 }
 
 function refuseUpgrade(socket: Socket, status: number, text: string): void {
-  const statusText: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found' };
+  const statusText: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 503: 'Service Unavailable' };
   socket.on('error', () => {});
   socket.end(
     `HTTP/1.1 ${status} ${statusText[status] ?? 'Error'}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n` +

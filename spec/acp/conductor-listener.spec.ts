@@ -1,11 +1,26 @@
 /**
  * listenConductor(): a chain per TCP client, started on the client's first byte, bounded in
- * number and idle time (issue 11, defect 5).
+ * number and idle time (issue 11, defect 5); components named by a URL connected per chain
+ * (issue 13, item 5).
  */
 import { expect } from 'chai';
 import { once } from 'node:events';
 import { createConnection, type Socket } from 'node:net';
-import { connectTcp, createConnectionPair, listenConductor, type Conductor, type ConductorListener, type Connection, type LogLevel } from '../../lib';
+import {
+  ComponentConnectionError,
+  ConnectionClosedError,
+  connectTcp,
+  createConnectionPair,
+  listenConductor,
+  listenTcp,
+  type Conductor,
+  type ConductorListener,
+  type ConductorListenerOptions,
+  type Connection,
+  type LogLevel,
+} from '../../lib';
+import { serveConformanceAgent } from '../../examples/conformance-agent';
+import { rejectionOf } from '../helpers/async';
 import { AGENT_COMMAND } from '../helpers/chain';
 import { CLIENT_INIT } from '../helpers/conformance-agent';
 import { useBuild } from '../helpers/processes';
@@ -27,7 +42,7 @@ describe('listenConductor()', function () {
   const records: string[] = [];
   const logger = (name: string) => ({ traces: false, log: (level: LogLevel, message: string) => void records.push(`${name} ${level} ${message}`) });
 
-  async function listen(options: { maxChains?: number; idleTimeoutMs?: number } = {}): Promise<ConductorListener> {
+  async function listen(options: Partial<ConductorListenerOptions> = {}): Promise<ConductorListener> {
     listener = await listenConductor({ port: 0 }, { components: [AGENT_COMMAND], logger, onChain: (chain) => started.push(chain), ...options });
     return listener;
   }
@@ -65,7 +80,8 @@ describe('listenConductor()', function () {
     sockets.push(second);
     const port = second.localPort;
     await once(second, 'close');
-    expect(records.filter((record) => record.includes(' warn '))).to.deep.equal([`conductor warn refused a client from 127.0.0.1:${port}: client limit reached (1 open)`]);
+    // (The chain's own debug lines, such as the negotiated version, are not the listener's.)
+    expect(records.filter((record) => / (warn|error) /.test(record))).to.deep.equal([`conductor warn refused a client from 127.0.0.1:${port}: client limit reached (1 open)`]);
     expect(started).to.have.length(1);
   });
 
@@ -112,5 +128,42 @@ describe('listenConductor()', function () {
     expect(() => listenConductor({ port: 0 }, { components: [AGENT_COMMAND], idleTimeoutMs: -1 })).to.throw(RangeError, /idleTimeoutMs/);
     expect(() => listenConductor({ port: 65536 }, { components: [AGENT_COMMAND] })).to.throw(RangeError, /port/);
     return agent.close();
+  });
+
+  describe('with a component named by a URL', () => {
+    it('connects it afresh for each chain, before the client\'s first message is read', async () => {
+      const agentConnections: Connection[] = [];
+      await using agents = await listenTcp({ port: 0 }, (connection) => {
+        agentConnections.push(connection);
+        serveConformanceAgent(connection);
+      });
+      await listen({ components: [`tcp://127.0.0.1:${agents.port}`] });
+      const first = await client();
+      const second = await client();
+      // The first message is sent before the agent is connected: it waits in the socket, and is answered.
+      const answers = await Promise.all([first.sendRequest('initialize', CLIENT_INIT), second.sendRequest('initialize', CLIENT_INIT)]);
+      expect(answers.map((answer) => (answer as { protocolVersion: number }).protocolVersion)).to.deep.equal([2, 2]);
+      expect(agentConnections).to.have.length(2);
+      expect(started.map((chain) => chain.components[0]!.name)).to.deep.equal(['agent', 'agent']);
+      await first.close();
+      await new Promise((resolve) => agentConnections[0]!.once('close', resolve));
+      expect(agentConnections[1]!.isClosed).to.equal(false);
+    });
+
+    it('passes a ComponentConnectionError to onChainFailed and closes that client when it cannot be connected', async () => {
+      const failures: unknown[] = [];
+      const blocker = await listenTcp({ port: 0 }, () => undefined);
+      const port = blocker.port;
+      await blocker.close(); // nothing listens there now: the connection is refused
+      await listen({ components: [`tcp://127.0.0.1:${port}`], onChainFailed: (error) => failures.push(error) });
+      const talker = await client();
+      const error = await rejectionOf(talker.sendRequest('initialize', CLIENT_INIT));
+      expect(error).to.be.instanceOf(ConnectionClosedError);
+      expect(failures).to.have.length(1);
+      expect(failures[0]).to.be.instanceOf(ComponentConnectionError).and.include({ component: 'agent', url: `tcp://127.0.0.1:${port}`, code: 'ACP_WIRE_COMPONENT_CONNECTION' });
+      expect((failures[0] as Error).cause).to.have.property('code', 'ECONNREFUSED');
+      expect(started).to.deep.equal([]);
+      expect(records.filter((record) => record.includes('error'))).to.deep.equal([]);
+    });
   });
 });

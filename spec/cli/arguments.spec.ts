@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { UsageError, parseCommandArguments, parseDecimal, parseMilliseconds, parsePort, wantsHelp } from '../../lib/cli/arguments';
+import { parseListen } from '../../lib/cli/remote-conduct';
 
 const OPTIONS = { trace: { type: 'boolean' }, tcp: { type: 'string' } } as const;
 
@@ -65,5 +66,35 @@ describe('acp-wire arguments', () => {
       expect(wantsHelp(['--', '-h'])).to.equal(false);
       expect(wantsHelp(['node agent.js'])).to.equal(false);
     });
+  });
+
+  describe('parseListen() (conduct --listen)', () => {
+    const accepted: [string, ReturnType<typeof parseListen>][] = [
+      ['4000', { host: undefined, port: 4000, path: '/acp' }],
+      ['0.0.0.0:0', { host: '0.0.0.0', port: 0, path: '/acp' }],
+      ['[::1]:4000', { host: '::1', port: 4000, path: '/acp' }],
+      ['ws://localhost:4000/agents/one', { host: 'localhost', port: 4000, path: '/agents/one' }],
+      ['ws://127.0.0.1:80/', { host: '127.0.0.1', port: 80, path: '/acp' }],
+      ['ws://[::1]:0', { host: '::1', port: 0, path: '/acp' }],
+      ['ws://example.test', { host: 'example.test', port: 80, path: '/acp' }],
+    ];
+    for (const [text, address] of accepted) {
+      it(`reads ${text}`, () => {
+        expect(parseListen(text)).to.deep.equal(address);
+      });
+    }
+
+    for (const [text, message] of [
+      ['0x10', '--listen needs a port from 0 to 65535, got "0x10"'],
+      ['host:', '--listen needs a port from 0 to 65535, got ""'],
+      [':4000', '--listen needs PORT, HOST:PORT or ws://HOST:PORT/PATH, got ":4000"'],
+      ['::1:4000', '--listen needs PORT, HOST:PORT or ws://HOST:PORT/PATH, got "::1:4000"'],
+      ['wss://h:1/acp', '--listen serves ws:// only (put a TLS proxy in front of it for wss://), got "wss://h:1/acp"'],
+      ['ws://h:1/acp?x=1', '--listen takes no query or fragment, got "ws://h:1/acp?x=1"'],
+    ] as const) {
+      it(`refuses ${JSON.stringify(text)} with a UsageError: ${message}`, () => {
+        expect(() => parseListen(text)).to.throw(UsageError).with.property('message', message);
+      });
+    }
   });
 });

@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LineReader } from '../helpers/lines';
 import { stillRunningAfter } from '../helpers/process-table';
@@ -22,6 +23,29 @@ import {
 } from '../helpers/real-peers';
 
 const PROMPT = 'one two three four five six';
+
+/** The running processes of a process group (Linux `/proc`; zombies do not count). */
+function processGroupMembers(pgid: number): number[] {
+  return readdirSync('/proc').flatMap((entry) => {
+    if (!/^\d+$/.test(entry)) return [];
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const [state, , group] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return Number(group) === pgid && state !== 'Z' ? [Number(entry)] : [];
+    } catch {
+      return []; // ended while we looked
+    }
+  });
+}
+
+/** A process's command line, its words joined by spaces ('' once it has ended). */
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+  } catch {
+    return '';
+  }
+}
 /** What the conformance agent answers to {@link PROMPT}. */
 const REPLY = `echo: ${PROMPT}`;
 /** What acpx writes on stderr when a message fails its schema (it then drops the message). */
@@ -46,13 +70,17 @@ interface Acpx {
   readonly exited: Promise<[number | null, NodeJS.Signals | null]>;
 }
 
-/** Runs `acpx --agent <agent> <args…>` in `home` (acpx keeps its sessions under `$HOME/.acpx`). */
-function acpx(home: TempHome, agent: string, args: readonly string[]): Acpx {
+/**
+ * Runs `acpx --agent <agent> <args…>` in `home` (acpx keeps its sessions under `$HOME/.acpx`).
+ * With `detached`, acpx leads a process group of its own, as a terminal's foreground job does.
+ */
+function acpx(home: TempHome, agent: string, args: readonly string[], options: { detached?: boolean } = {}): Acpx {
   const child = spawn(process.execPath, [REAL_PEERS.acpx, '--agent', agent, ...args], {
     cwd: home.path,
     // The pacing proxy runs under ts-node, from acpx's working directory: point it at the project.
     env: home.env({ TS_NODE_PROJECT: join(ROOT, 'tsconfig.json') }),
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached === true,
   });
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   return { child, stdout: peerReader(child.stdout!, 'acpx stdout'), stderr: peerReader(child.stderr!, 'acpx stderr'), exited };
@@ -98,6 +126,21 @@ describe(`acpx ${installedVersion('acpx')} (real ACP v1 client) against the conf
     await run.stdout.findText(/echo: /);
     run.child.kill('SIGINT');
     expect(await run.exited).to.deep.equal([0, null]);
+    expect(run.stdout.text).not.to.include(REPLY);
+    expect(run.stdout.lines.filter((line) => line !== '').at(-1)).to.equal('[done] cancelled');
+    expect(run.stderr.text).not.to.match(SCHEMA_REJECTION);
+    await expectNothingLeft();
+  });
+
+  it('ends a turn [done] cancelled and exits 0 when a terminal Ctrl-C signals its whole process group, the conductor included (issue 12)', async () => {
+    // acpx does not detach its agent: a Ctrl-C reaches acpx and `acp-wire conduct` at once. The
+    // conductor keeps routing until acpx has cancelled the turn and ended its stdin.
+    const run = acpx(home, AGENTS.slow, ['exec', PROMPT], { detached: true });
+    await run.stdout.findText(/echo: /);
+    const members = processGroupMembers(run.child.pid!);
+    expect(members.some((pid) => commandOf(pid).includes(CLI)), 'the conductor is in acpx\'s process group').to.equal(true);
+    process.kill(-run.child.pid!, 'SIGINT');
+    expect(await run.exited, run.stderr.text).to.deep.equal([0, null]);
     expect(run.stdout.text).not.to.include(REPLY);
     expect(run.stdout.lines.filter((line) => line !== '').at(-1)).to.equal('[done] cancelled');
     expect(run.stderr.text).not.to.match(SCHEMA_REJECTION);

@@ -3,21 +3,22 @@
  * and `acp-wire conduct --listen` with components named by URL. Real processes; needs dist/.
  */
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   HttpStatusError,
   ProxyComponent,
   RpcError,
   connectHttp,
+  connectTcp,
   connectWebSocket,
   listenTcp,
   type TcpListener,
 } from '../../lib';
 import { rejectionOf } from '../helpers/async';
-import { LineReader } from '../helpers/lines';
+import { spawnConductor } from '../helpers/chain';
+import { parseMessage } from '../helpers/messages';
 import { childProcesses } from '../helpers/process-table';
-import { CLI, CONFORMANCE_AGENT, ROOT, spawnScript, useBuild, type SpawnedProcess } from '../helpers/processes';
+import { CLI, CONFORMANCE_AGENT, childClosed, spawnScript, stopAll, useBuild, type SpawnedProcess } from '../helpers/processes';
 
 const AGENT = `${process.execPath} ${CONFORMANCE_AGENT}`;
 const CLIENT_INIT = { protocolVersion: 2, info: { name: 'spec-client', version: '1.0.0' } };
@@ -71,6 +72,7 @@ describe('acp-wire serve and remote chains (real processes)', () => {
 
   afterEach(async () => {
     await Promise.all([...running].map(stopCli));
+    await stopAll();
   });
 
   describe('acp-wire serve', () => {
@@ -127,13 +129,34 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       await client.close();
     });
 
-    it('exits 2 with its usage for bad arguments', async () => {
-      for (const args of [['serve'], ['serve', '--port', 'x', AGENT], ['serve', '--bogus', AGENT], ['serve', 'a', 'b']]) {
-        const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-        const stderr = new LineReader(child.stderr!, { label: 'acp-wire serve stderr' });
-        const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-        expect(code, args.join(' ')).to.equal(2);
-        expect(stderr.text).to.include('usage: acp-wire serve');
+    it('exits 2 for bad arguments, with one line on stderr naming the problem (the CLI convention) and nothing started', async () => {
+      const cases: [string[], string][] = [
+        [['serve'], 'give exactly one agent command (quote it), got 0'],
+        [['serve', '--port', 'x', AGENT], '--port needs a port from 0 to 65535, got "x"'],
+        [['serve', '--bogus', AGENT], 'unknown option --bogus'],
+        [['serve', 'a', 'b'], 'give exactly one agent command (quote it), got 2'],
+        [['serve', '--path', 'acp', AGENT], '--path needs a path that starts with "/" and has no query, fragment or space, got "acp"'],
+        [['serve', '--max-clients', '0', AGENT], '--max-clients needs a number from 1 to 65535, got "0"'],
+        [['serve', 'node "agent.js'], 'cannot split the command "node \\"agent.js": a double quote is not closed'],
+      ];
+      for (const [args, problem] of cases) {
+        const run = spawnScript(CLI, args);
+        const { code } = await childClosed(run.child);
+        expect({ code, stdout: run.stdout.text, stderr: run.stderr.text }, args.join(' ')).to.deep.equal({
+          code: 2,
+          stdout: '',
+          stderr: `acp-wire serve: ${problem} (see acp-wire serve --help)\n`,
+        });
+      }
+    });
+
+    it('serve --help prints its usage on stdout and exits 0', async () => {
+      const run = spawnScript(CLI, ['serve', '--help']);
+      const { code } = await childClosed(run.child);
+      expect(code).to.equal(0);
+      expect(run.stdout.text.split('\n')[0]).to.equal('usage: acp-wire serve [options] [--] "<agent command>"');
+      for (const option of ['--host HOST', '--port PORT', '--path PATH', '--allow-origin ORIGIN', '--max-clients N', '--kill-timeout MS', '-h, --help']) {
+        expect(run.stdout.text).to.include(`  ${option} `);
       }
     });
   });
@@ -172,6 +195,43 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       await client.close();
       expect(await stopCli(conductor)).to.equal(143);
       expect(await stopCli(serve)).to.equal(143);
+    });
+
+    it('conduct on stdio connects a URL agent, and the client\'s exchange goes through it', async () => {
+      const serve = await startCli(['serve', AGENT]);
+      const chain = spawnConductor([serve.url]);
+      const answer = parseMessage(await chain.request(0, 'initialize', CLIENT_INIT));
+      expect(answer).to.have.nested.property('result.info.name', 'acp-wire-conformance-agent');
+      expect(parseMessage(await chain.request(1, '_test/echo', { via: 'stdio then ws' }))).to.deep.equal({ jsonrpc: '2.0', id: 1, result: { via: 'stdio then ws' } });
+      // The served agent runs while the chain does, and ends with it.
+      await untilChildren(serve.child.pid!, 1);
+      expect(await chain.stop()).to.deep.equal({ code: 0, signal: null });
+      await untilChildren(serve.child.pid!, 0);
+    });
+
+    it('conduct --tcp connects a URL agent for each TCP client', async () => {
+      const serve = await startCli(['serve', AGENT]);
+      const chain = spawnConductor(['--tcp', '0', `tcp://127.0.0.1:${proxyListener.port}`, serve.url]);
+      const port = Number(/^listening (\d+)$/.exec(await chain.stdout.take())![1]);
+      const clients = await Promise.all([connectTcp({ port }), connectTcp({ port })]);
+      const answers = await Promise.all(clients.map((client) => client.sendRequest<{ info: { name: string } }>('initialize', CLIENT_INIT)));
+      expect(answers.map((answer) => answer.info.name)).to.deep.equal(['acp-wire-conformance-agent', 'acp-wire-conformance-agent']);
+      await untilChildren(serve.child.pid!, 2);
+      await Promise.all(clients.map((client) => client.close()));
+      await untilChildren(serve.child.pid!, 0);
+      expect(await chain.stop()).to.deep.equal({ code: 0, signal: null });
+    });
+
+    it('conduct --listen --max-chains 1 refuses a second client with 503 and serves the first', async () => {
+      const conductor = await startCli(['conduct', '--listen', '0', '--max-chains', '1', AGENT]);
+      const first = await connectWebSocket(conductor.url);
+      expect(await first.sendRequest('initialize', CLIENT_INIT)).to.have.property('protocolVersion', 2);
+      const refused = await rejectionOf(connectWebSocket(conductor.url));
+      expect(refused).to.be.instanceOf(HttpStatusError).and.include({ status: 503 });
+      await conductor.stderr.findText(/conductor warn refused a client from 127\.0\.0\.1:\d+: client limit reached \(1 open\)/);
+      expect(await first.sendRequest('_test/echo', ['still served'])).to.deep.equal(['still served']);
+      await first.close();
+      expect(await stopCli(conductor)).to.equal(143);
     });
 
     it('a URL component that refuses the connection ends the chain with a message, not a hang', async () => {

@@ -4,7 +4,9 @@
  */
 import { expect } from 'chai';
 import { once } from 'node:events';
-import { HeartbeatTimeoutError, listenRemote, type Connection, type RemoteListener } from '../../lib';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+import { HeartbeatTimeoutError, connectWebSocket, listenRemote, type Connection, type RemoteListener } from '../../lib';
 import { rejectionOf } from '../helpers/async';
 import { closeOf, connectRawWebSocket, expectTcpHandles, serveEcho, tcpHandles } from './remote-helpers';
 
@@ -44,5 +46,37 @@ describe('WebSocket heartbeat', () => {
     expect(error).to.be.instanceOf(HeartbeatTimeoutError).and.include({ timeoutMs: 150 });
     expect(closed.code).to.equal(1006);
     expect((await rejectionOf<Error>(pending)).cause).to.equal(error);
+  });
+
+  it('keeps a live peer whose pong waits unread in the socket when this process was stalled past the timeout', async () => {
+    // The peer answers the first ping, then this whole process stalls (a long synchronous task, a
+    // GC pause, a descheduled process) past the ping's timeout: when it resumes, the timeout is due
+    // before the pong waiting in the socket has been read.
+    const server = new WebSocketServer({ host: '127.0.0.1', port: 0, autoPong: false });
+    await once(server, 'listening');
+    const pinged = new Promise<void>((resolvePinged) => {
+      server.on('connection', (ws) => {
+        let pings = 0;
+        ws.on('ping', () => {
+          ws.pong();
+          if (++pings === 2) return resolvePinged();
+          if (pings > 1) return;
+          const until = Date.now() + 200;
+          while (Date.now() < until) {
+            // stalled
+          }
+        });
+      });
+    });
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const client = await connectWebSocket(`ws://127.0.0.1:${port}/`, { heartbeat: { intervalMs: 20, timeoutMs: 50 } });
+      const closed = new Promise<string>((resolve) => client.once('close', (reason, error) => resolve(`closed (${reason}): ${String(error)}`)));
+      expect(await Promise.race([closed, pinged.then(() => 'pinged again')])).to.equal('pinged again');
+      await client.close();
+    } finally {
+      for (const ws of server.clients) ws.terminate();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

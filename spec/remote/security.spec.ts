@@ -3,7 +3,8 @@
  * and a wrong bearer token before anything reaches the agent.
  */
 import { expect } from 'chai';
-import { HttpStatusError, connectWebSocket, listenRemote, type RemoteListener, type RemoteServerOptions } from '../../lib';
+import { setImmediate } from 'node:timers/promises';
+import { HttpStatusError, connectWebSocket, listenRemote, type LogLevel, type RemoteListener, type RemoteServerOptions } from '../../lib';
 import { rejectionOf } from '../helpers/async';
 import { expectTcpHandles, serveEcho, tcpHandles, upgradeStatus } from './remote-helpers';
 
@@ -129,6 +130,31 @@ describe('remote server access', () => {
     });
   });
 
+  describe('maxClients', () => {
+    it('refuses a client beyond it with 503 over WebSocket and Streamable HTTP, with a warn line, until a client leaves', async () => {
+      const warnings: string[] = [];
+      const logger = { traces: false, log: (level: LogLevel, message: string) => void (level === 'warn' && warnings.push(message)) };
+      const { url, httpUrl } = await listen({ maxClients: 1, logger });
+      const first = await connectWebSocket(url);
+      expect(await first.sendRequest('echo', [1])).to.deep.equal([1]);
+      expect(await upgradeStatus(url)).to.deep.equal({ status: 503, body: 'Too many clients' });
+      const refused = await post(httpUrl, {});
+      expect(refused.status).to.equal(503);
+      expect(await refused.text()).to.equal('Too many clients');
+      expect(reached).to.equal(1);
+      expect(warnings).to.have.length(2);
+      for (const warning of warnings) expect(warning).to.match(/^refused a client from 127\.0\.0\.1:\d+: client limit reached \(1 open\)$/);
+      await first.close();
+      // The server notices the close a few turns of the event loop later (no event tells the listener's user).
+      for (let turn = 0; turn < 50 && listener!.clientCount > 0; turn++) await setImmediate();
+      expect(listener!.clientCount).to.equal(0);
+      const second = await connectWebSocket(url);
+      expect(await second.sendRequest('echo', [2])).to.deep.equal([2]);
+      await second.close();
+      expect(reached).to.equal(2);
+    });
+  });
+
   describe('options', () => {
     it('throws TypeError or RangeError naming a bad option', async () => {
       const noop = (): void => {};
@@ -140,6 +166,7 @@ describe('remote server access', () => {
           { path: 'acp' },
           { transports: [] },
           { maxPayload: 1.5 },
+          { maxClients: 0 },
         ].map((options) => rejectionOf<Error>(listenRemote(options, noop))),
       );
       expect(errors.map((error) => `${error.name}: ${error.message.split(' ')[0]}`)).to.deep.equal([
@@ -149,6 +176,7 @@ describe('remote server access', () => {
         'TypeError: path',
         'TypeError: transports',
         'RangeError: maxPayload',
+        'RangeError: maxClients',
       ]);
     });
   });

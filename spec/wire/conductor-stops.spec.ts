@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { AGENT_COMMAND, spawnConductor, traceOf } from '../helpers/chain';
 import { CLIENT_INIT } from '../helpers/conformance-agent';
-import { hasMethod, isResponseTo } from '../helpers/messages';
+import { hasMethod, isResponseTo, parseMessage } from '../helpers/messages';
 import { pidExists } from '../helpers/process-table';
 import { useBuild, type SpawnedProcess } from '../helpers/processes';
 
@@ -73,17 +73,61 @@ describe('acp-wire conduct, ending', function () {
   });
 
   describe('on SIGINT', () => {
-    it('shuts a working chain down, answering the pending request, and exits 130', async () => {
-      chain = spawnConductor(['--trace', AGENT_COMMAND]);
+    const PENDING_SLEEP_ANSWER =
+      '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error","data":{"reason":"incoming_transport_closed","method":"_test/sleep"}}}';
+
+    /** A chain with `_test/sleep` in flight at the agent. */
+    async function sleepingChain(args: string[]): Promise<SpawnedProcess> {
+      const started = spawnConductor(['--trace', ...args, AGENT_COMMAND]);
+      started.send(INIT_LINE);
+      await started.stdout.take(isResponseTo(0));
+      started.send({ jsonrpc: '2.0', id: 1, method: '_test/sleep', params: { ms: 60000 } });
+      await started.stderr.take(traceOf('agent', '->', hasMethod('_test/sleep')));
+      return started;
+    }
+
+    it('keeps routing while the client\'s stdin is open (a Ctrl-C reaches the client too), and ends with the client: exit 130', async () => {
+      // A grace far longer than the test: the chain can only end because the client ends it.
+      chain = await sleepingChain(['--kill-timeout', '60000']);
+      chain.child.kill('SIGINT');
+      // What a client such as acpx does on Ctrl-C: it cancels its turn through the chain, then ends its stdin.
+      chain.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 1 } });
+      expect(await chain.stdout.take(isResponseTo(1))).to.equal('{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}}');
+      expect(parseMessage(await chain.request(2, '_test/echo', ['after SIGINT']))).to.deep.equal({ jsonrpc: '2.0', id: 2, result: ['after SIGINT'] });
+      expect(await chain.stop()).to.deep.equal({ code: 130, signal: null });
+    });
+
+    it('shuts the chain down at once on a second SIGINT, answering the pending request, and exits 130', async () => {
+      chain = await sleepingChain(['--kill-timeout', '60000']);
+      chain.child.kill('SIGINT');
+      // Once this is answered, the conductor has run since the first SIGINT: that signal was
+      // delivered, so the second one cannot merge with it.
+      expect(parseMessage(await chain.request(2, '_test/echo', ['routing']))).to.deep.equal({ jsonrpc: '2.0', id: 2, result: ['routing'] });
+      chain.child.kill('SIGINT');
+      expect(await chain.stdout.take(isResponseTo(1))).to.equal(PENDING_SLEEP_ANSWER);
+      expect(await chain.exited).to.deep.equal({ code: 130, signal: null });
+    });
+
+    it('shuts a working chain down once --kill-timeout has passed with the client\'s stdin still open, answering the pending request, and exits 130', async () => {
+      chain = await sleepingChain([]);
+      chain.child.kill('SIGINT');
+      expect(await chain.stdout.take(isResponseTo(1))).to.equal(PENDING_SLEEP_ANSWER);
+      expect(await chain.exited).to.deep.equal({ code: 130, signal: null });
+    });
+  });
+
+  describe('on SIGTERM, with the client\'s stdin open', () => {
+    it('shuts the chain down at once, without the SIGINT grace, and exits 143', async () => {
+      chain = spawnConductor(['--trace', '--kill-timeout', '60000', AGENT_COMMAND]);
       chain.send(INIT_LINE);
       await chain.stdout.take(isResponseTo(0));
       chain.send({ jsonrpc: '2.0', id: 1, method: '_test/sleep', params: { ms: 60000 } });
       await chain.stderr.take(traceOf('agent', '->', hasMethod('_test/sleep')));
-      chain.child.kill('SIGINT');
+      chain.child.kill('SIGTERM');
       expect(await chain.stdout.take(isResponseTo(1))).to.equal(
         '{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error","data":{"reason":"incoming_transport_closed","method":"_test/sleep"}}}',
       );
-      expect(await chain.exited).to.deep.equal({ code: 130, signal: null });
+      expect(await chain.exited).to.deep.equal({ code: 143, signal: null });
     });
   });
 });
