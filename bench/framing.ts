@@ -85,7 +85,7 @@ function encoders(messages: unknown[]): Record<string, Run> {
     'acp-wire encodeMessage': () => inBursts(messages, encodeMessage),
     'acp-wire NdjsonEncoder (stream)': () => throughStream(new NdjsonEncoder(), messages),
     'ndjson.stringify() (stream)': () => throughStream(ndjson.stringify(), messages),
-    'no library: JSON.stringify + \\n': () => inBursts(messages, (message) => JSON.stringify(message) + '\n'),
+    'no library: JSON.stringify + \\n': () => inBursts(messages, (message) => `${JSON.stringify(message)}\n`),
   };
 }
 
@@ -113,7 +113,7 @@ async function main(): Promise<void> {
   const rounds = Number(process.argv[3]);
   const samples = sampleMessages();
   const messages = Array.from({ length: lines }, (_, i) => samples[i % samples.length]);
-  const text = messages.map((m) => JSON.stringify(m) + '\n').join('');
+  const text = messages.map((m) => `${JSON.stringify(m)}\n`).join('');
   const results: FramerResult[] = [];
   for (const [direction, runs] of [['decode', decoders(chunked(text), text)], ['encode', encoders(messages)]] as const) {
     for (const [framer, rates] of await timeRuns(runs, rounds, lines)) results.push({ direction, framer, messagesPerSecond: median(rates) });

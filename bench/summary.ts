@@ -53,7 +53,7 @@ export function median(values: readonly number[]): number {
   return sorted[(sorted.length - 1) >> 1]!;
 }
 
-function valueOf(cell: Cell, index: number): number {
+function cellValue(cell: Cell, index: number): number {
   const run = cell.runs[index]!;
   return cell.workload === 'cancel' ? run.latencyUs! : run.ops / run.seconds;
 }
@@ -67,7 +67,7 @@ function speedRatio(unit: Row['unit'], value: number, reference: number | undefi
 /** Medians and ratios of every cell. */
 export function summarize(sideBySide: SideBySide): Row[] {
   const rows: Row[] = sideBySide.cells.map((cell) => {
-    const runs = cell.runs.map((_, i) => valueOf(cell, i));
+    const runs = cell.runs.map((_, i) => cellValue(cell, i));
     return {
       transport: cell.transport,
       workload: cell.workload,

@@ -9,7 +9,7 @@ import { EventEmitter } from 'eventemitter3';
 import type { Disposable } from './disposable';
 import {
   ConnectionClosedError,
-  FrameTooLargeError,
+  type FrameTooLargeError,
   JsonParseError,
   NotificationHandlerError,
   ProtocolError,

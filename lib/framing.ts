@@ -194,7 +194,7 @@ export function encodeMessage(message: unknown): string {
     throw new SerializationError('the message cannot be serialized as JSON', { cause: err });
   }
   if (text === undefined) throw new SerializationError('the message serializes to nothing');
-  return text + '\n';
+  return `${text}\n`;
 }
 
 /**

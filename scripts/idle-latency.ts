@@ -92,7 +92,7 @@ async function main(): Promise<void> {
   for (const mode of ['on', 'off'] as const) {
     const samples: (number | undefined)[] = [];
     for (let run = 0; run < options.runs; run++) samples.push(await measureOnce(mode, options));
-    process.stdout.write(summarize(mode, samples, options.limitMs) + '\n');
+    process.stdout.write(`${summarize(mode, samples, options.limitMs)}\n`);
   }
 }
 

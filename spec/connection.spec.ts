@@ -438,7 +438,7 @@ describe('Connection', () => {
           return n;
         });
         const requests = Array.from({ length: 20 }, (_, n) => ({ jsonrpc: '2.0', id: n, method: n % 2 ? 'async' : 'sync', params: { n } }));
-        input.write(requests.map((request) => JSON.stringify(request) + '\n').join(''));
+        input.write(requests.map((request) => `${JSON.stringify(request)}\n`).join(''));
         await macrotasks(2);
         expect(writes).to.have.length(2);
         const ids = writes.map((chunk) => chunk.trimEnd().split('\n').map((line) => (JSON.parse(line) as { id: number }).id));

@@ -53,11 +53,11 @@ describe('LineDecoder', () => {
     });
 
     it('delivers a line split across two chunks', () => {
-      expect(valuesOf(decodeChunks([REQUEST_LINE.slice(0, 10), REQUEST_LINE.slice(10) + '\n']))).to.deep.equal([REQUEST]);
+      expect(valuesOf(decodeChunks([REQUEST_LINE.slice(0, 10), `${REQUEST_LINE.slice(10)}\n`]))).to.deep.equal([REQUEST]);
     });
 
     it('delivers a line split into one-byte chunks', () => {
-      expect(valuesOf(decodeChunks(bytewise(Buffer.from(REQUEST_LINE + '\n'))))).to.deep.equal([REQUEST]);
+      expect(valuesOf(decodeChunks(bytewise(Buffer.from(`${REQUEST_LINE}\n`))))).to.deep.equal([REQUEST]);
     });
 
     it('delivers lines that share chunks with the ends of earlier lines', () => {
@@ -137,7 +137,7 @@ describe('LineDecoder', () => {
 
     it('accepts a line of exactly maxLineBytes bytes', () => {
       const line = `"${'x'.repeat(14)}"`;
-      expect(valuesOf(decodeChunks([line + '\n'], limit))).to.deep.equal(['x'.repeat(14)]);
+      expect(valuesOf(decodeChunks([`${line}\n`], limit))).to.deep.equal(['x'.repeat(14)]);
     });
 
     it('reports one FrameTooLargeError for a line one byte over and delivers the next line', () => {
@@ -175,14 +175,14 @@ describe('LineDecoder', () => {
 
     it('keeps the first bytes of an oversize line split across chunks as the error\'s head (issue 11)', () => {
       const line = `{"jsonrpc":"2.0","id":9,"method":"m","params":["${'p'.repeat(3000)}"]}`;
-      const chunks = [...bytewise(Buffer.from(line.slice(0, 40))), line.slice(40) + '\n'];
+      const chunks = [...bytewise(Buffer.from(line.slice(0, 40))), `${line.slice(40)}\n`];
       const [error] = decodeErrorsOf(decodeChunks(chunks, { maxLineBytes: 2048 }));
       expect((error as FrameTooLargeError).head).to.equal(line.slice(0, 1024));
     });
 
     it('keeps the first 1,024 bytes of an oversize line that arrived in one chunk as its head', () => {
       const line = `["${'q'.repeat(3000)}"]`;
-      const [error] = decodeErrorsOf(decodeChunks([line + '\n'], limit));
+      const [error] = decodeErrorsOf(decodeChunks([`${line}\n`], limit));
       expect((error as FrameTooLargeError).head).to.equal(line.slice(0, 1024));
     });
 
@@ -197,7 +197,7 @@ describe('LineDecoder', () => {
     const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
     it('is skipped at the start of the stream: the first line decodes', () => {
-      expect(decodeChunks([Buffer.concat([BOM, Buffer.from(REQUEST_LINE + '\n[2]\n')])])).to.deep.equal([
+      expect(decodeChunks([Buffer.concat([BOM, Buffer.from(`${REQUEST_LINE}\n[2]\n`)])])).to.deep.equal([
         { kind: 'value', value: REQUEST, line: REQUEST_LINE },
         { kind: 'value', value: [2], line: '[2]' },
       ]);
@@ -310,7 +310,7 @@ describe('NdjsonEncoder', () => {
 
 describe('encodeMessage()', () => {
   it('serializes a message as its JSON text followed by one newline', () => {
-    expect(encodeMessage(REQUEST)).to.equal(REQUEST_LINE + '\n');
+    expect(encodeMessage(REQUEST)).to.equal(`${REQUEST_LINE}\n`);
   });
 
   it('escapes newlines and carriage returns inside strings so a message stays on one line', () => {

@@ -42,7 +42,7 @@ function readLines(input: Readable, onMessage: (message: Wire) => void): void {
 }
 
 function send(output: Writable, message: unknown): void {
-  output.write(JSON.stringify(message) + '\n');
+  output.write(`${JSON.stringify(message)}\n`);
 }
 
 /**

@@ -8,7 +8,7 @@ import { setImmediate as nextMacrotask } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { RpcError, type Connection, type JsonObject, type JsonValue, type NotificationMessage, type Responder } from '../../lib';
-import { Timers, noop } from './timers';
+import { type Timers, noop } from './timers';
 
 /** Every notification the agent received, in order, as `{method, params}`. */
 export type Received = JsonObject[];

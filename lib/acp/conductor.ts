@@ -193,7 +193,7 @@ export class Conductor {
       return;
     }
     this.#routeClient();
-    this.#components.forEach((component) => this.#routeComponent(component));
+    for (const component of this.#components) this.#routeComponent(component);
     this.#watchEnds();
     // Bounded memory end to end: each hop stops reading while the next one's output is full.
     const hops = [client, ...this.#components.map((component) => component.connection)];

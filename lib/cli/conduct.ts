@@ -6,6 +6,7 @@
  * @packageDocumentation
  */
 import { splitCommandLine } from '../acp/command-line';
+import type { ComponentSource } from '../acp/chain-component';
 import { Conductor, type ConductorOutcome } from '../acp/conductor';
 import { DEFAULT_CHAIN_IDLE_TIMEOUT_MS, DEFAULT_MAX_CHAINS, listenConductor } from '../acp/conductor-listener';
 import { ComponentConnectionError, closeUrlComponents, connectUrlComponents } from '../acp/url-components';
@@ -208,7 +209,7 @@ class ChainRunner {
    */
   async run(openClient: () => Connection, trace: ConductorTraceOptions = {}): Promise<boolean> {
     const { args, logger } = this;
-    let components;
+    let components: ComponentSource[];
     try {
       components = await connectUrlComponents(args.commands, { urlOptions: this.urlOptions, logger });
     } catch (error) {

@@ -53,7 +53,7 @@ export function frameToLine(frame: Buffer): Buffer | undefined {
   } catch {
     isJson = false;
   }
-  return Buffer.from(text.replaceAll('\n', isJson ? ' ' : '\u0001') + '\n', 'utf8');
+  return Buffer.from(`${text.replaceAll('\n', isJson ? ' ' : '\u0001')}\n`, 'utf8');
 }
 
 /**

@@ -4,7 +4,7 @@
  * helpers, each side's wire trace checked.
  */
 import { expect } from 'chai';
-import { AcpAgent, AcpClient, RpcError, createConnectionPair, type AgentTurn, type Connection } from '../../lib';
+import { AcpAgent, AcpClient, type RpcError, createConnectionPair, type AgentTurn, type Connection } from '../../lib';
 import { LineRecorder } from '../helpers/acp-lines';
 import { closeAll } from '../helpers/events';
 

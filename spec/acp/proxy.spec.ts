@@ -181,7 +181,7 @@ describe('ProxyComponent', () => {
     });
 
     it('lets a successor-side notification handler claim an unwrapped notification (#onSuccessorNotification)', async () => {
-      const seen = new Promise<unknown>((resolve) => proxy.onSuccessorNotification('session/update', (params, message) => resolve(message)));
+      const seen = new Promise<unknown>((resolve) => proxy.onSuccessorNotification('session/update', (_params, message) => resolve(message)));
       conductor.sendNotification(PROXY_SUCCESSOR_METHOD, { method: 'session/update', params: { u: 2 } });
       expect(await seen).to.deep.equal({ jsonrpc: '2.0', method: 'session/update', params: { u: 2 } });
     });

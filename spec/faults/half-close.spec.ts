@@ -32,7 +32,7 @@ describe('Connection whose peer half-closes (ends its write side) (issue 7)', ()
 
   describe('in memory', () => {
     it('rejects its own pending requests with ConnectionClosedError "input ended"', async () => {
-      const { peer, held } = halfClosePeer();
+      const { peer } = halfClosePeer();
       const asked = track(peer.connection.sendRequest('ask'));
       peer.input.end(request(1, 'echo', [1]));
       await asked.done;
@@ -40,7 +40,7 @@ describe('Connection whose peer half-closes (ends its write side) (issue 7)', ()
     });
 
     it('flushes the answers queued when the input ended, then ends its output', async () => {
-      const { peer, held } = halfClosePeer();
+      const { peer } = halfClosePeer();
       // Requests and end of input arrive in one turn: the answers are still queued when the input ends.
       peer.input.end(request(1, 'echo', [1]) + request(2, 'echo', [2]) + request('held', 'hold') + request(3, 'echo', [3]));
       await nextEvent(peer.output, 'end');

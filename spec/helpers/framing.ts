@@ -1,5 +1,5 @@
 /** Helpers for framing specs: run a LineDecoder over chunks and record what it reports. */
-import { FrameTooLargeError, JsonParseError, LineDecoder, type DecoderOptions } from '../../lib';
+import { type FrameTooLargeError, type JsonParseError, LineDecoder, type DecoderOptions } from '../../lib';
 
 /** One report of a {@link LineDecoder}, in order. */
 export type DecoderEvent =

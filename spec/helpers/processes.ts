@@ -174,6 +174,7 @@ export const WRAPPER_ARGS: readonly string[] = [
   '-e',
   [
     "const { spawn } = require('node:child_process');",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the child's own template literal
     "const grandchild = spawn(process.execPath, ['-e', 'process.stderr.write(`grandchild ${process.pid}\\\\n`); setInterval(() => {}, 1e6)'], { stdio: 'inherit' });",
     "grandchild.once('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));",
   ].join('\n'),

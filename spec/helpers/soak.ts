@@ -9,7 +9,7 @@
  */
 import { setImmediate as nextMacrotask } from 'node:timers/promises';
 import { RpcError, type Connection, type JsonValue, type PreparedRequest, type SentRequest } from '../../lib';
-import { TraceChecker } from './trace-checker';
+import type { TraceChecker } from './trace-checker';
 import { seededRandom } from './random';
 
 /** The method every soak request uses. */

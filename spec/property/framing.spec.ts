@@ -76,7 +76,7 @@ describe('framing properties', function () {
           (lengths, limit, at) => {
             // Each line is a JSON string of `length` bytes: valid when it fits, discarded otherwise.
             const lines = lengths.map((n) => (n < 2 ? '1' : `"${'x'.repeat(n - 2)}"`));
-            const events = decodeChunks(splitAt(Buffer.from(lines.join('\n') + '\n'), at), { maxLineBytes: limit });
+            const events = decodeChunks(splitAt(Buffer.from(`${lines.join('\n')}\n`), at), { maxLineBytes: limit });
             const expected = lines.map((l) => (l.length > limit ? 'error' : 'value'));
             expect(events.map((e) => e.kind)).to.deep.equal(expected);
           },

@@ -166,7 +166,7 @@ describe(`codex-acp ${installedVersion('@zed-industries/codex-acp')} (real agent
         await firstText;
         expect(turn.request.cancel()).to.equal(true);
         if (route.cancelAnswerOn === 'stdout') {
-          await stdout.findText(new RegExp(`^${escape(CANCEL_REQUEST_ANSWER)}$`, 'm'));
+          await stdout.findText(new RegExp(`^${escapeRegExp(CANCEL_REQUEST_ANSWER)}$`, 'm'));
         } else {
           // The conductor drops it at the agent's hop; its trace shows that codex sent it.
           await stderr.findText(/Method not found.*\$\/cancel_request/);
@@ -230,6 +230,6 @@ describe('a Ctrl-C of `acp-wire conduct` running codex-acp', function () {
   });
 });
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -118,7 +118,7 @@ describe('WebSocket transport', () => {
     it('answers a frame of exactly maxPayload bytes', async () => {
       const socket = await connectRawWebSocket(listener.url);
       const head = '{"jsonrpc":"2.0","id":1,"method":"echo","params":["';
-      const frame = head + 'y'.repeat(1024 - head.length - 3) + '"]}';
+      const frame = `${head + 'y'.repeat(1024 - head.length - 3)}"]}`;
       expect(Buffer.byteLength(frame)).to.equal(1024);
       socket.send(frame);
       expect(await socket.lines.next()).to.deep.equal([`{"jsonrpc":"2.0","id":1,"result":["${'y'.repeat(1024 - head.length - 3)}"]}`]);

@@ -81,8 +81,8 @@ describe('wire over child-process stdio (echo-peer)', () => {
       const trace = peer.stderr.text.split('\n').filter((line) => / trace /.test(line));
       const time = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z';
       expect(trace).to.have.length(2);
-      expect(trace[0]).to.match(new RegExp(`^${time} echo-peer trace <- ${escape(request)}$`));
-      expect(trace[1]).to.match(new RegExp(`^${time} echo-peer trace -> ${escape(answer)}$`));
+      expect(trace[0]).to.match(new RegExp(`^${time} echo-peer trace <- ${escapeRegExp(request)}$`));
+      expect(trace[1]).to.match(new RegExp(`^${time} echo-peer trace -> ${escapeRegExp(answer)}$`));
     });
 
     it('exiting mid-request rejects the pending requests with ConnectionClosedError', async () => {
@@ -108,6 +108,6 @@ describe('wire over child-process stdio (echo-peer)', () => {
   });
 });
 
-function escape(text: string): string {
+function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
