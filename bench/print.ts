@@ -151,7 +151,7 @@ export function formatReport(report: BenchReport): string {
     ['acp-wire at a glance (medians; ratios are per-round speed ratios, medians: > 1 is faster)', report.rows.length > 0, () => formatSummary(report)],
     ['Side by side (medians; ratios are speed: > 1 is faster)', report.rows.length > 0, () => formatMain(report)],
     ['Peak RSS', report.rss.length > 0, () => formatRss(report)],
-    [`Warm-up: runs of ${String(meta.warmupMs)} ms until the CPU per operation is steady (±10%)`, report.warmUps.length > 0, () => formatWarmUps(report)],
+    [`Warm-up: runs of ${String(meta.warmupMs)} ms until the CPU per operation of the last three agrees within 10%`, report.warmUps.length > 0, () => formatWarmUps(report)],
     ['Weak-ref tracker cost (acp-wire)', report.tracker.length > 0, () => formatTracker(report)],
     ['Requests pending at once', report.memory.length > 0, () => formatMemory(report)],
     ['Heap soak (acp-wire)', report.soak !== undefined, () => formatSoak(report)],

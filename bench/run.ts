@@ -72,7 +72,7 @@ async function main(): Promise<void> {
     meta: { date: started.toISOString(), machine: machine(), node: process.version, ...options, seconds: performance.now() / 1000 },
     rows,
     rss: runs.rss,
-    warmUps: runs.warmUps,
+    warmUps: runs.warmUps ?? [],
     tracker,
     memory,
     soak: soakResult,

@@ -55,7 +55,8 @@ export interface WarmUp {
 export interface SideBySide {
   cells: Cell[];
   rss: PeakRss[];
-  warmUps: WarmUp[];
+  /** Absent when nothing was warmed up. */
+  warmUps?: WarmUp[];
 }
 
 function variantsFor(options: BenchOptions, transport: TransportName, workload?: WorkloadName): Variant[] {

@@ -5,7 +5,7 @@
  */
 import type { FramerResult } from './framing';
 import type { PendingCost } from './memory';
-import { NO_TRACKER, type Cell, type SideBySide } from './side-by-side';
+import { NO_TRACKER, type Cell, type SideBySide, type WarmUp } from './side-by-side';
 import type { SoakResult } from './soak';
 import type { TransportName } from './transports';
 import { ROUND_TRIP_WORKLOADS, type WorkloadName } from './workloads';
@@ -229,7 +229,7 @@ export interface BenchReport {
   meta: Record<string, unknown>;
   rows: Row[];
   rss: SideBySide['rss'];
-  warmUps: SideBySide['warmUps'];
+  warmUps: WarmUp[];
   tracker: TrackerCost[];
   memory: PendingCost[];
   soak: SoakResult | undefined;

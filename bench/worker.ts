@@ -63,7 +63,7 @@ const MAX_WARM_UP_RUNS = 30;
 
 /**
  * Warms a workload up: runs it for the budget again and again until the CPU time per operation of
- * two consecutive runs agrees within 10% (at least three runs, at most {@link MAX_WARM_UP_RUNS}).
+ * the last three runs agrees within 10% (at least four runs, at most {@link MAX_WARM_UP_RUNS}).
  *
  * @remarks A fixed warm-up time is not enough on a loaded machine: V8 compiles optimized code on
  * background threads, which starve when the cores are busy, and acp-wire's hot path (~90 functions
@@ -71,12 +71,13 @@ const MAX_WARM_UP_RUNS = 30;
  * handful of functions was compiled after one short run. Every library is warmed the same way.
  */
 async function warmUp(harness: Harness, workload: WorkloadName, budgetMs: number): Promise<CellResult> {
-  let previous = Number.POSITIVE_INFINITY;
-  for (let runs = 1; ; runs++) {
+  const perOp: number[] = [];
+  for (;;) {
     const result = await measure(harness, workload, budgetMs);
-    const perOp = result.cpuUs / result.ops;
-    if ((runs >= 3 && Math.abs(perOp - previous) <= 0.1 * previous) || runs === MAX_WARM_UP_RUNS) return { ...result, warmUpRuns: runs };
-    previous = perOp;
+    perOp.push(result.cpuUs / result.ops);
+    const last = perOp.slice(-3);
+    const isSteady = perOp.length >= 4 && Math.max(...last) <= 1.1 * Math.min(...last);
+    if (isSteady || perOp.length === MAX_WARM_UP_RUNS) return { ...result, warmUpRuns: perOp.length };
   }
 }
 
