@@ -8,7 +8,8 @@
 import { ForwardingError, RequestDetachedError, RpcError } from './errors';
 import type { InboundRequest } from './inbound-request';
 import type { ErrorObject, JsonValue, RequestId } from './message';
-import { unregisterFromFinalization, type DropTarget } from './responder-tracker';
+import type { DropCandidate } from './drop-registration';
+import { registerForFinalization, unregisterFromFinalization, type DropTarget } from './responder-tracker';
 
 /** What an {@link OutboundRequest} needs from its connection. @internal */
 export interface OutboundWire {
@@ -79,11 +80,13 @@ type Outcome =
  *
  * @internal
  */
-export class OutboundRequest implements DropTarget {
+export class OutboundRequest implements DropTarget, DropCandidate {
   #id: RequestId | undefined;
   #params: unknown;
   #state: OutboundState = 'prepared';
   #isCancelSent = false;
+  /** Registered for finalization (see `registerUnlessConsumed`): unregister when it ends. */
+  #isRegistered = false;
   #outcome: Outcome | undefined;
   #deferred: Deferred | undefined;
   #cleanups: (() => void)[] | undefined;
@@ -130,6 +133,17 @@ export class OutboundRequest implements DropTarget {
     this.#isCancelSent = true;
     this.wire.sendCancel(this.#id!);
     return true;
+  }
+
+  /** Whether dropping the SentRequest would send a cancel: pending, not awaited, not forwarded, not cancelled. */
+  get isDropCancellable(): boolean {
+    return this.#state === 'pending' && this.#deferred === undefined && this.#upstream === undefined && !this.#isCancelSent;
+  }
+
+  /** Registers `sent` (this request's SentRequest) so that collecting it calls {@link OutboundRequest.dropped}. */
+  registerDrop(sent: object): void {
+    this.#isRegistered = true;
+    registerForFinalization(sent, this);
   }
 
   /** The SentRequest was collected: cancel unless awaited, forwarded, detached or settled. */
@@ -239,7 +253,10 @@ export class OutboundRequest implements DropTarget {
     this.#state = wasDetached ? 'discarded' : 'settled';
     // A drop can no longer cancel, so the registry may let go of this state now rather than after
     // the SentRequest is collected.
-    unregisterFromFinalization(this);
+    if (this.#isRegistered) {
+      this.#isRegistered = false;
+      unregisterFromFinalization(this);
+    }
     const cleanups = this.#cleanups;
     this.#cleanups = undefined;
     if (cleanups) for (const fn of cleanups) fn();

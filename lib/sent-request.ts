@@ -15,7 +15,7 @@ import {
 import type { RequestId } from './message';
 import type { OutboundRequest } from './outbound-request';
 import { inboundRequestOf, type Responder } from './responder';
-import { registerForFinalization } from './responder-tracker';
+import { registerUnlessConsumed } from './drop-registration';
 
 /** Options of `Connection.sendRequest`. */
 export interface SendRequestOptions {
@@ -254,7 +254,10 @@ export class PreparedRequest<R = unknown> {
   }
 }
 
-/** Publishes a request and returns its tracked SentRequest. @internal */
+/**
+ * Publishes a request and returns its SentRequest, tracked for drop-cancel unless it is consumed
+ * at once (see `registerUnlessConsumed`). @internal
+ */
 export function publishRequest<R>(request: OutboundRequest, options: SendRequestOptions): SentRequest<R> {
   const sent = new SentRequest<R>(request);
   const { signal } = options;
@@ -264,7 +267,7 @@ export function publishRequest<R>(request: OutboundRequest, options: SendRequest
   }
   request.wire.publish(request);
   if (!request.isSettled) {
-    registerForFinalization(sent, request);
+    registerUnlessConsumed(sent, request);
     armOptions(request, options);
   }
   return sent;
