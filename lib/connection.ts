@@ -38,7 +38,7 @@ import { callRequestHandler, isThenable } from './handler-call';
 import { InboundRequest, type InboundWire } from './inbound-request';
 import { OutboundRequest, type OutboundWire } from './outbound-request';
 import { Router, checkMethod, type NotificationHandler, type RequestHandler } from './router';
-import { PreparedRequest, checkSendOptions, publishRequest, type SendRequestOptions, type SentRequest } from './sent-request';
+import { NO_SEND_OPTIONS, PreparedRequest, checkSendOptions, publishRequest, type SendRequestOptions, type SentRequest } from './sent-request';
 import { InputFlow } from './backlog';
 import { LineWriter } from './writer';
 import { registerConnectionHooks, type RequestGate } from './connection-hooks';
@@ -188,13 +188,13 @@ export class Connection extends EventEmitter<ConnectionEvents> {
    * @throws SerializationError if `params` cannot be serialized (nothing is sent)
    * @throws TypeError or RangeError for an invalid option
    */
-  sendRequest<R = unknown>(method: string, params?: unknown, options: SendRequestOptions = {}): SentRequest<R> {
+  sendRequest<R = unknown>(method: string, params?: unknown, options: SendRequestOptions = NO_SEND_OPTIONS): SentRequest<R> {
     checkSendOptions(options);
     return publishRequest<R>(new OutboundRequest(checkMethod(method), params, this.#outbound), options);
   }
 
   /** Builds a request without sending it: take a cancellation handle, then `send()`. */
-  prepareRequest<R = unknown>(method: string, params?: unknown, options: SendRequestOptions = {}): PreparedRequest<R> {
+  prepareRequest<R = unknown>(method: string, params?: unknown, options: SendRequestOptions = NO_SEND_OPTIONS): PreparedRequest<R> {
     checkSendOptions(options);
     return new PreparedRequest<R>(new OutboundRequest(checkMethod(method), params, this.#outbound), options);
   }
