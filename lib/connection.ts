@@ -22,6 +22,7 @@ import { LineDecoder, type LineSink } from './framing';
 import { briefly, defaultLogger, logLazily, type Logger } from './logger';
 import {
   classify,
+  validKindOf,
   type ErrorObject,
   type JsonValue,
   type NotificationMessage,
@@ -305,14 +306,16 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   #receive(value: unknown, line: string): void {
     if (this.#logger.traces) this.#logger.log('trace', `<- ${line}`);
     if (this.#closeReason) return;
+    switch (validKindOf(value)) {
+      case 'request':
+        return this.#dispatchRequest(value as RequestMessage, line);
+      case 'notification':
+        return this.#dispatchNotification(value as NotificationMessage);
+      case 'response':
+        return this.#route(value as ResponseMessage);
+    }
     const c = classify(value);
     switch (c.kind) {
-      case 'request':
-        return this.#dispatchRequest(c.message, line);
-      case 'notification':
-        return this.#dispatchNotification(c.message);
-      case 'response':
-        return this.#route(c.message);
       case 'invalid':
         this.#sendError(c.id, RpcError.invalidRequest(c.reason).toJSON(), line);
         return this.#report(new ProtocolError(`invalid message answered -32600: ${c.reason}`));
