@@ -10,11 +10,14 @@ import { WORKLOADS, type WorkloadName } from './workloads';
 /** The resolved options of one benchmark run. */
 export interface BenchOptions {
   mode: 'quick' | 'full';
-  /** Measured rounds (a shorter warm-up round comes first). */
+  /** Measured rounds (a discarded warm-up round comes first). */
   rounds: number;
   /** Time budget of one measured cell, in ms. */
   budgetMs: number;
-  /** Time budget of one warm-up cell, in ms. */
+  /**
+   * Time budget of one warm-up cell, in ms: as long as a measured cell, so that every library's
+   * hot paths are compiled before the first measured round.
+   */
   warmupMs: number;
   libraries: LibraryName[];
   transports: TransportName[];
@@ -56,7 +59,7 @@ function defaults(full: boolean): BenchOptions {
     mode: full ? 'full' : 'quick',
     rounds: full ? 7 : 3,
     budgetMs: full ? 400 : 80,
-    warmupMs: full ? 200 : 40,
+    warmupMs: full ? 400 : 80,
     libraries: LIBRARIES.map((library) => library.name),
     transports: [...TRANSPORTS],
     workloads: [...WORKLOADS],
@@ -79,7 +82,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     if (value === undefined) throw new RangeError(`${flag} needs a value\n${USAGE}`);
     if (flag === '--json') options.jsonFile = value;
     else if (flag === '--rounds') options.rounds = Math.max(1, count(value, flag));
-    else if (flag === '--budget') options.budgetMs = Math.max(1, count(value, flag));
+    else if (flag === '--budget') options.budgetMs = options.warmupMs = Math.max(1, count(value, flag));
     else if (flag === '--libs') options.libraries = list(value, LIBRARIES.map((l) => l.name), flag);
     else if (flag === '--transports') options.transports = list(value, TRANSPORTS, flag);
     else if (flag === '--workloads') options.workloads = list(value, WORKLOADS, flag);

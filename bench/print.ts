@@ -28,7 +28,7 @@ function ratio(value: number | undefined): string {
 function rowCells(row: Row, first: boolean): string[] {
   const value = row.unit === 'µs' ? `${number(row.median, 1)} µs` : `${number(row.median)}/s`;
   const failed = row.failures > 0 ? ` (${row.failures} failed)` : '';
-  return [first ? row.workload : '', row.library, value + failed, ratio(row.vsRaw), ratio(row.vsAcpWire), number(row.cpuUsPerOp, 2)];
+  return [first ? row.workload : '', row.library, value + failed, ratio(row.vsRaw), ratio(row.vsAcpWire), number(row.cpuUsPerOp, 2), ratio(row.cpuVsRaw)];
 }
 
 /** One table per transport: each workload's libraries with median, ratios and CPU per operation. */
@@ -38,7 +38,7 @@ export function formatMain(report: BenchReport): string {
     const rows = report.rows.filter((r) => r.transport === transport);
     if (rows.length === 0) continue;
     const cells = rows.map((row, i) => rowCells(row, i === 0 || rows[i - 1]!.workload !== row.workload));
-    parts.push(`### ${transport}\n\n${table(['workload', 'library', 'median', 'vs raw', 'vs acp-wire', 'CPU µs/op'], cells, 'llrrrr')}`);
+    parts.push(`### ${transport}\n\n${table(['workload', 'library', 'median', 'vs raw', 'vs acp-wire', 'CPU µs/op', 'CPU vs raw'], cells, 'llrrrrr')}`);
   }
   return parts.join('\n\n');
 }
@@ -48,19 +48,27 @@ function acpWireVs(rows: Row[], row: Row, peer: string): string {
   return other?.vsAcpWire ? ratio(1 / other.vsAcpWire) : '';
 }
 
-/** acp-wire alone, one row per transport and workload: its median and its speed relative to each other library. */
+/**
+ * acp-wire alone, one row per transport and workload: its median, its speed relative to raw, the
+ * CPU per operation of raw and of acp-wire, and its speed relative to the other libraries.
+ */
 export function formatSummary(report: BenchReport): string {
   const mine = report.rows.filter((r) => r.library === 'acp-wire');
-  const cells = mine.map((row) => [
-    row.transport,
-    row.workload,
-    row.unit === 'µs' ? `${number(row.median, 1)} µs` : `${number(row.median)}/s`,
-    ratio(row.vsRaw),
-    acpWireVs(report.rows, row, 'vscode-jsonrpc'),
-    acpWireVs(report.rows, row, 'acp-sdk'),
-    number(row.cpuUsPerOp, 2),
-  ]);
-  return table(['transport', 'workload', 'acp-wire', 'vs raw', 'vs vscode-jsonrpc', 'vs acp-sdk', 'CPU µs/op'], cells, 'llrrrrr');
+  const cells = mine.map((row) => {
+    const raw = report.rows.find((r) => r.transport === row.transport && r.workload === row.workload && r.library === 'raw');
+    return [
+      row.transport,
+      row.workload,
+      row.unit === 'µs' ? `${number(row.median, 1)} µs` : `${number(row.median)}/s`,
+      ratio(row.vsRaw),
+      raw ? `${number(raw.cpuUsPerOp, 2)} → ${number(row.cpuUsPerOp, 2)}` : number(row.cpuUsPerOp, 2),
+      ratio(row.cpuVsRaw),
+      acpWireVs(report.rows, row, 'vscode-jsonrpc'),
+      acpWireVs(report.rows, row, 'acp-sdk'),
+    ];
+  });
+  const header = ['transport', 'workload', 'acp-wire', 'vs raw', 'CPU µs/op raw → acp-wire', 'CPU vs raw', 'vs vscode-jsonrpc', 'vs acp-sdk'];
+  return table(header, cells, 'llrrrrrr');
 }
 
 /** Peak RSS of each client process (all its workloads) and of its server process. */
@@ -72,6 +80,17 @@ export function formatRss(report: BenchReport): string {
     r.serverPeakRssBytes === undefined ? '(same process)' : number(r.serverPeakRssBytes / MIB, 1),
   ]);
   return table(['library', 'transport', 'client peak RSS MiB', 'server peak RSS MiB'], cells, 'llrr');
+}
+
+/** Runs of the budget each variant needed before its CPU per operation was steady. */
+export function formatWarmUps(report: BenchReport): string {
+  const variants = [...new Set(report.warmUps.map((w) => w.variant))];
+  const keys = [...new Set(report.warmUps.map((w) => `${w.transport} ${w.workload}`))];
+  const cells = keys.map((key) => [
+    key,
+    ...variants.map((variant) => String(report.warmUps.find((w) => `${w.transport} ${w.workload}` === key && w.variant === variant)?.runs ?? '')),
+  ]);
+  return table(['cell', ...variants], cells, `l${'r'.repeat(variants.length)}`);
 }
 
 /** The tracker comparison. */
@@ -129,9 +148,10 @@ export function formatTargets(report: BenchReport): string {
 export function formatReport(report: BenchReport): string {
   const meta = report.meta;
   const sections: [string, boolean, () => string][] = [
-    ['acp-wire at a glance (medians; ratios are speed: > 1 is faster)', report.rows.length > 0, () => formatSummary(report)],
+    ['acp-wire at a glance (medians; ratios are per-round speed ratios, medians: > 1 is faster)', report.rows.length > 0, () => formatSummary(report)],
     ['Side by side (medians; ratios are speed: > 1 is faster)', report.rows.length > 0, () => formatMain(report)],
     ['Peak RSS', report.rss.length > 0, () => formatRss(report)],
+    [`Warm-up: runs of ${String(meta.warmupMs)} ms until the CPU per operation of the last three agrees within 10%`, report.warmUps.length > 0, () => formatWarmUps(report)],
     ['Weak-ref tracker cost (acp-wire)', report.tracker.length > 0, () => formatTracker(report)],
     ['Requests pending at once', report.memory.length > 0, () => formatMemory(report)],
     ['Heap soak (acp-wire)', report.soak !== undefined, () => formatSoak(report)],

@@ -55,7 +55,7 @@ async function framing(options: BenchOptions): Promise<FramerResult[]> {
 }
 
 async function sideBySide(options: BenchOptions): Promise<SideBySide> {
-  if (options.workloads.length === 0 || options.transports.length === 0) return { cells: [], rss: [] };
+  if (options.workloads.length === 0 || options.transports.length === 0) return { cells: [], rss: [], warmUps: [] };
   return runSideBySide(options, progress);
 }
 
@@ -72,6 +72,7 @@ async function main(): Promise<void> {
     meta: { date: started.toISOString(), machine: machine(), node: process.version, ...options, seconds: performance.now() / 1000 },
     rows,
     rss: runs.rss,
+    warmUps: runs.warmUps ?? [],
     tracker,
     memory,
     soak: soakResult,

@@ -43,10 +43,20 @@ export interface PeakRss {
   serverPeakRssBytes: number | undefined;
 }
 
+/** How many runs one (transport, workload, variant) needed to reach its steady state. */
+export interface WarmUp {
+  transport: TransportName;
+  workload: WorkloadName;
+  variant: string;
+  runs: number;
+}
+
 /** What the side-by-side runs produced. */
 export interface SideBySide {
   cells: Cell[];
   rss: PeakRss[];
+  /** Absent when nothing was warmed up. */
+  warmUps?: WarmUp[];
 }
 
 function variantsFor(options: BenchOptions, transport: TransportName, workload?: WorkloadName): Variant[] {
@@ -80,12 +90,14 @@ async function startWorkers(options: BenchOptions): Promise<Workers> {
 }
 
 /**
- * Runs one warm-up round (discarded) and `options.rounds` measured rounds; each round runs every
- * workload on every transport for every variant, in an order rotated by the round.
+ * Runs one warm-up round (discarded; each cell runs until its CPU time per operation is steady)
+ * and `options.rounds` measured rounds; each round runs every workload on every transport for
+ * every variant, in an order rotated by the round.
  */
 export async function runSideBySide(options: BenchOptions, progress: (line: string) => void): Promise<SideBySide> {
   const workers = await startWorkers(options);
   const cells = new Map<string, Cell>();
+  const warmUps: WarmUp[] = [];
   for (let round = 0; round <= options.rounds; round++) {
     progress(round === 0 ? 'warm-up round' : `round ${round}/${options.rounds}`);
     const budgetMs = round === 0 ? options.warmupMs : options.budgetMs;
@@ -93,8 +105,12 @@ export async function runSideBySide(options: BenchOptions, progress: (line: stri
       for (const workload of options.workloads) {
         for (const variant of rotate(variantsFor(options, transport, workload), round)) {
           const { worker } = workers.get(`${transport}|${variant.key}`)!;
-          const reply = await worker.send({ type: 'run', workload, budgetMs });
-          if (round === 0 || reply.type !== 'result') continue;
+          const reply = await worker.send({ type: 'run', workload, budgetMs, isWarmUp: round === 0 });
+          if (reply.type !== 'result') continue;
+          if (round === 0) {
+            warmUps.push({ transport, workload, variant: variant.key, runs: reply.result.warmUpRuns ?? 1 });
+            continue;
+          }
           const key = `${transport}|${workload}|${variant.key}`;
           if (!cells.has(key)) cells.set(key, { transport, workload, variant: variant.key, runs: [] });
           cells.get(key)!.runs.push(reply.result);
@@ -102,7 +118,7 @@ export async function runSideBySide(options: BenchOptions, progress: (line: stri
       }
     }
   }
-  return { cells: [...cells.values()], rss: await finishWorkers(workers) };
+  return { cells: [...cells.values()], rss: await finishWorkers(workers), warmUps };
 }
 
 async function finishWorkers(workers: Workers): Promise<PeakRss[]> {

@@ -22,6 +22,7 @@ import { LineDecoder, type LineSink } from './framing';
 import { briefly, defaultLogger, logLazily, type Logger } from './logger';
 import {
   classify,
+  validKindOf,
   type ErrorObject,
   type JsonValue,
   type NotificationMessage,
@@ -38,7 +39,7 @@ import { callRequestHandler, isThenable } from './handler-call';
 import { InboundRequest, type InboundWire } from './inbound-request';
 import { OutboundRequest, type OutboundWire } from './outbound-request';
 import { Router, checkMethod, type NotificationHandler, type RequestHandler } from './router';
-import { PreparedRequest, checkSendOptions, publishRequest, type SendRequestOptions, type SentRequest } from './sent-request';
+import { NO_SEND_OPTIONS, PreparedRequest, checkSendOptions, publishRequest, type SendRequestOptions, type SentRequest } from './sent-request';
 import { InputFlow, type DrainSource } from './backlog';
 import { whenDrained, type DrainOptions } from './drain';
 import { LineWriter } from './writer';
@@ -83,8 +84,8 @@ export interface ConnectionEvents {
  *
  * @remarks
  * Messages are dispatched synchronously in arrival order as each chunk is decoded; request handlers
- * then run concurrently. Outgoing lines are written together at the end of the current tick
- * (`process.nextTick`): a burst of answers costs one `write()`, or two when some come from async handlers.
+ * then run concurrently. Outgoing lines are written together in a microtask queued by the first
+ * one: a burst of answers costs one `write()`, or two when some come from async handlers.
  * Backpressure: while the output cannot take more, the connection keeps reading but holds what it
  * reads, in order, and dispatches it once the output drains; it stops reading only when it holds
  * more than 16 MiB. (Reading on means two peers that flood each other never wait on each other.)
@@ -231,13 +232,13 @@ export class Connection extends EventEmitter<ConnectionEvents> {
    * @throws SerializationError if `params` cannot be serialized (nothing is sent)
    * @throws TypeError or RangeError for an invalid option
    */
-  sendRequest<R = unknown>(method: string, params?: unknown, options: SendRequestOptions = {}): SentRequest<R> {
+  sendRequest<R = unknown>(method: string, params?: unknown, options: SendRequestOptions = NO_SEND_OPTIONS): SentRequest<R> {
     checkSendOptions(options);
     return publishRequest<R>(new OutboundRequest(checkMethod(method), params, this.#outbound), options);
   }
 
   /** Builds a request without sending it: take a cancellation handle, then `send()`. */
-  prepareRequest<R = unknown>(method: string, params?: unknown, options: SendRequestOptions = {}): PreparedRequest<R> {
+  prepareRequest<R = unknown>(method: string, params?: unknown, options: SendRequestOptions = NO_SEND_OPTIONS): PreparedRequest<R> {
     checkSendOptions(options);
     return new PreparedRequest<R>(new OutboundRequest(checkMethod(method), params, this.#outbound), options);
   }
@@ -353,14 +354,16 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   #receive(value: unknown, line: string): void {
     if (this.#logger.traces) this.#logger.log('trace', `<- ${line}`);
     if (this.#closeReason) return;
+    switch (validKindOf(value)) {
+      case 'request':
+        return this.#dispatchRequest(value as RequestMessage, line);
+      case 'notification':
+        return this.#dispatchNotification(value as NotificationMessage);
+      case 'response':
+        return this.#route(value as ResponseMessage);
+    }
     const c = classify(value);
     switch (c.kind) {
-      case 'request':
-        return this.#dispatchRequest(c.message, line);
-      case 'notification':
-        return this.#dispatchNotification(c.message);
-      case 'response':
-        return this.#route(c.message);
       case 'invalid':
         this.#sendError(c.id, RpcError.invalidRequest(c.reason).toJSON(), line);
         return this.#report(new ProtocolError(`invalid message answered -32600: ${c.reason}`));

@@ -155,6 +155,8 @@ export type Classification =
  * A message without `method` is a response and must carry exactly one of `result` and `error`.
  */
 export function classify(value: unknown): Classification {
+  const kind = validKindOf(value);
+  if (kind !== undefined) return { kind, message: value } as Classification;
   if (typeof value !== 'object' || value === null) {
     return { kind: 'invalid', id: null, reason: 'a message must be a JSON object' };
   }
@@ -183,6 +185,30 @@ export function classify(value: unknown): Classification {
   return hasId
     ? { kind: 'request', message: m as unknown as RequestMessage }
     : { kind: 'notification', message: m as unknown as NotificationMessage };
+}
+
+/**
+ * The kind of a valid message, or `undefined` when {@link classify} would find it invalid or a
+ * malformed response: the same checks, without building a result (the connection's path for every
+ * message; {@link classify} only runs for a message that fails them, to say why).
+ *
+ * @internal
+ */
+export function validKindOf(value: unknown): 'request' | 'notification' | 'response' | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const m = value as Record<string, unknown>;
+  if (m.jsonrpc !== JSONRPC_VERSION) return undefined;
+  const hasId = Object.hasOwn(m, 'id');
+  if (hasId && !isRequestId(m.id)) return undefined;
+  if (!Object.hasOwn(m, 'method')) {
+    if (!hasId) return undefined;
+    const hasError = Object.hasOwn(m, 'error');
+    if (Object.hasOwn(m, 'result') === hasError || (hasError && !isErrorObject(m.error))) return undefined;
+    return 'response';
+  }
+  if (typeof m.method !== 'string') return undefined;
+  if (Object.hasOwn(m, 'params') && !isParams(m.params)) return undefined;
+  return hasId ? 'request' : 'notification';
 }
 
 function classifyResponse(m: Record<string, unknown>, hasId: boolean, validId: boolean): Classification {

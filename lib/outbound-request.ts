@@ -8,7 +8,8 @@
 import { ForwardingError, RequestDetachedError, RpcError } from './errors';
 import type { InboundRequest } from './inbound-request';
 import type { ErrorObject, JsonValue, RequestId } from './message';
-import { unregisterFromFinalization, type DropTarget } from './responder-tracker';
+import type { DropCandidate } from './drop-registration';
+import { registerForFinalization, unregisterFromFinalization, type DropTarget } from './responder-tracker';
 import { deliverForwarded } from './unserializable';
 
 /** What an {@link OutboundRequest} needs from its connection. @internal */
@@ -38,16 +39,11 @@ export type ForwardedError = (upstreamMethod: string) => ErrorObject;
  */
 export type OutboundState = 'prepared' | 'pending' | 'detached' | 'settled' | 'discarded';
 
-interface Deferred {
-  promise: Promise<unknown>;
-  resolve(value: unknown): void;
-  reject(error: unknown): void;
+/** What a request that failed keeps: the error, and what a later forward answers with. */
+interface Failure {
+  error: Error;
+  forwardedError: ForwardedError;
 }
-
-/** What a settled request keeps: the result, or the error and what a later forward answers with. */
-type Outcome =
-  | { result: JsonValue | undefined; error?: undefined; forwardedError?: undefined }
-  | { result?: undefined; error: Error; forwardedError: ForwardedError };
 
 /**
  * The state of one outgoing request, shared by its SentRequest, PreparedRequest and handles.
@@ -80,13 +76,20 @@ type Outcome =
  *
  * @internal
  */
-export class OutboundRequest implements DropTarget {
+export class OutboundRequest implements DropTarget, DropCandidate {
   #id: RequestId | undefined;
   #params: unknown;
   #state: OutboundState = 'prepared';
   #isCancelSent = false;
-  #outcome: Outcome | undefined;
-  #deferred: Deferred | undefined;
+  /** Registered for finalization (see `registerUnlessConsumed`): unregister when it ends. */
+  #isRegistered = false;
+  /** Once settled: the result (success), or `#failure`. Fields rather than an object per answer. */
+  #result: JsonValue | undefined;
+  #failure: Failure | undefined;
+  /** The caller's promise and its resolvers, created on first `promise()` while pending. */
+  #promise: Promise<unknown> | undefined;
+  #resolve: ((value: unknown) => void) | undefined;
+  #reject: ((error: unknown) => void) | undefined;
   #cleanups: (() => void)[] | undefined;
   #upstream: InboundRequest | null | undefined;
 
@@ -133,19 +136,26 @@ export class OutboundRequest implements DropTarget {
     return true;
   }
 
+  /** Whether dropping the SentRequest would send a cancel: pending, not awaited, not forwarded, not cancelled. */
+  get isDropCancellable(): boolean {
+    return this.#state === 'pending' && this.#promise === undefined && this.#upstream === undefined && !this.#isCancelSent;
+  }
+
+  /** Registers `sent` (this request's SentRequest) so that collecting it calls {@link OutboundRequest.dropped}. */
+  registerDrop(sent: object): void {
+    this.#isRegistered = true;
+    registerForFinalization(sent, this);
+  }
+
   /** The SentRequest was collected: cancel unless awaited, forwarded, detached or settled. */
   dropped(): void {
-    if (this.#state === 'pending' && this.#deferred === undefined && this.#upstream === undefined) this.requestCancel();
+    if (this.#state === 'pending' && this.#promise === undefined && this.#upstream === undefined) this.requestCancel();
   }
 
   /** A response arrived for this request. */
   settle(result: JsonValue | undefined, error: ErrorObject | undefined): void {
     if (this.#state !== 'pending' && this.#state !== 'detached') return;
-    this.#end(
-      error === undefined
-        ? { result }
-        : { error: RpcError.fromJSON(error), forwardedError: () => error },
-    );
+    this.#end(result, error === undefined ? undefined : { error: RpcError.fromJSON(error), forwardedError: () => error });
     this.#deliverUpstream(result, error);
   }
 
@@ -153,11 +163,11 @@ export class OutboundRequest implements DropTarget {
   fail(error: Error, forwardedError: ForwardedError): void {
     if (this.#state === 'prepared') {
       this.#state = 'settled';
-      this.#outcome = { error, forwardedError };
+      this.#failure = { error, forwardedError };
       return;
     }
     if (this.#state !== 'pending' && this.#state !== 'detached') return;
-    this.#end({ error, forwardedError });
+    this.#end(undefined, { error, forwardedError });
     const upstream = this.#upstream;
     if (upstream) this.#deliverUpstream(undefined, forwardedError(upstream.method));
   }
@@ -170,7 +180,7 @@ export class OutboundRequest implements DropTarget {
     if (this.#state !== 'pending') return;
     this.wire.giveUp(this.#id!);
     const forwardedError: ForwardedError = (method) => RpcError.internalError({ reason: 'request_timeout', method }).toJSON();
-    this.#end({ error, forwardedError });
+    this.#end(undefined, { error, forwardedError });
     const upstream = this.#upstream;
     if (upstream) this.#deliverUpstream(undefined, forwardedError(upstream.method));
   }
@@ -179,27 +189,29 @@ export class OutboundRequest implements DropTarget {
   detach(): void {
     if (this.#state === 'pending') {
       this.#state = 'detached';
-      const deferred = this.#deferred;
-      this.#deferred = undefined;
-      deferred?.reject(new RequestDetachedError(this.method));
+      const reject = this.#reject;
+      this.#forgetPromise();
+      reject?.(new RequestDetachedError(this.method));
     } else if (this.#state === 'settled') {
       this.#state = 'discarded';
-      this.#outcome = undefined;
+      this.#result = undefined;
+      this.#failure = undefined;
     }
   }
 
   /** The promise of the answer (created on first use, so an unconsumed error never goes unhandled). */
   promise(): Promise<unknown> {
     switch (this.#state) {
-      case 'settled': {
-        const outcome = this.#outcome!;
-        return outcome.error === undefined ? Promise.resolve(outcome.result) : Promise.reject(outcome.error);
-      }
+      case 'settled':
+        return this.#failure === undefined ? Promise.resolve(this.#result) : Promise.reject(this.#failure.error);
       case 'detached':
       case 'discarded':
         return Promise.reject(new RequestDetachedError(this.method));
       default:
-        return (this.#deferred ??= newDeferred()).promise;
+        return (this.#promise ??= new Promise<unknown>((resolve, reject) => {
+          this.#resolve = resolve;
+          this.#reject = reject;
+        }));
     }
   }
 
@@ -220,8 +232,7 @@ export class OutboundRequest implements DropTarget {
     upstream.handOff();
     if (this.#state === 'settled') {
       this.#upstream = null;
-      const outcome = this.#outcome!;
-      deliverForwarded(upstream, outcome.result, outcome.forwardedError?.(upstream.method));
+      deliverForwarded(upstream, this.#result, this.#failure?.forwardedError(upstream.method));
       return;
     }
     this.#upstream = upstream;
@@ -234,23 +245,35 @@ export class OutboundRequest implements DropTarget {
     else (this.#cleanups ??= []).push(fn);
   }
 
-  /** Leaves `pending` or `detached` with `outcome`; completes an awaiting caller. */
-  #end(outcome: Outcome): void {
+  /** Leaves `pending` or `detached` with a result or a failure; completes an awaiting caller. */
+  #end(result: JsonValue | undefined, failure: Failure | undefined): void {
     const wasDetached = this.#state === 'detached';
     this.#state = wasDetached ? 'discarded' : 'settled';
     // A drop can no longer cancel, so the registry may let go of this state now rather than after
     // the SentRequest is collected.
-    unregisterFromFinalization(this);
+    if (this.#isRegistered) {
+      this.#isRegistered = false;
+      unregisterFromFinalization(this);
+    }
     const cleanups = this.#cleanups;
     this.#cleanups = undefined;
     if (cleanups) for (const fn of cleanups) fn();
     if (wasDetached) return;
-    this.#outcome = outcome;
-    const deferred = this.#deferred;
-    this.#deferred = undefined;
-    if (!deferred) return;
-    if (outcome.error === undefined) deferred.resolve(outcome.result);
-    else deferred.reject(outcome.error);
+    this.#result = result;
+    this.#failure = failure;
+    const resolve = this.#resolve;
+    const reject = this.#reject;
+    if (!resolve) return;
+    this.#forgetPromise();
+    if (failure === undefined) resolve(result);
+    else reject!(failure.error);
+  }
+
+  /** Lets go of the caller's promise and its resolvers (it is settled, or rejected as detached). */
+  #forgetPromise(): void {
+    this.#promise = undefined;
+    this.#resolve = undefined;
+    this.#reject = undefined;
   }
 
   /** The linked upstream request gets the answer (a forwarded request still settles for its caller). */
@@ -260,14 +283,4 @@ export class OutboundRequest implements DropTarget {
     this.#upstream = null;
     deliverForwarded(upstream, result, error);
   }
-}
-
-function newDeferred(): Deferred {
-  let resolve!: (value: unknown) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<unknown>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
 }

@@ -70,8 +70,26 @@ export function findRawId(text: string): string | undefined {
  */
 export function rawIdText(line: string, id: number): string | undefined {
   const raw = idToken(line);
-  if (raw === undefined || raw === String(id) || !/^-?\d/.test(raw)) return undefined;
+  if (raw === undefined || isPlainSafeInteger(raw) || raw === String(id) || !/^-?\d/.test(raw)) return undefined;
   return Number(raw) === id ? raw : undefined;
+}
+
+/**
+ * Whether `token` is an integer written as `JSON.stringify` writes it and small enough to read
+ * back exactly: an optional `-`, at most 15 digits, no leading zero, not `-0`. Such a token is
+ * `String(id)` of the id it parses to, so it needs no echo; checked without allocating (the usual
+ * id of every request).
+ */
+function isPlainSafeInteger(token: string): boolean {
+  const start = token.charCodeAt(0) === 0x2d ? 1 : 0;
+  const digits = token.length - start;
+  if (digits < 1 || digits > 15) return false;
+  if (token.charCodeAt(start) === 0x30) return digits === 1 && start === 0;
+  for (let i = start; i < token.length; i++) {
+    const c = token.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
 }
 
 /** The top-level `id` token of a line `JSON.parse` accepted (fast path described above). */

@@ -41,6 +41,11 @@ export function unregisterFromFinalization(target: DropTarget): void {
   if (isTracking) registry.unregister(target);
 }
 
+/** Whether registration is on (see {@link setFinalizationTracking}). @internal */
+export function isFinalizationTracking(): boolean {
+  return isTracking;
+}
+
 /**
  * Switches registration on or off for the whole process. Only the benchmark calls it (importing
  * this module by its path), to measure the cost of the trackers; it is not part of the package's

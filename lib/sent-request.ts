@@ -15,7 +15,7 @@ import {
 import type { RequestId } from './message';
 import type { OutboundRequest } from './outbound-request';
 import { inboundRequestOf, type Responder } from './responder';
-import { registerForFinalization } from './responder-tracker';
+import { registerUnlessConsumed } from './drop-registration';
 
 /** Options of `Connection.sendRequest`. */
 export interface SendRequestOptions {
@@ -27,19 +27,27 @@ export interface SendRequestOptions {
   timeoutGrace?: number;
 }
 
+/** The options of a request sent without any (shared: never written). @internal */
+export const NO_SEND_OPTIONS: SendRequestOptions = Object.freeze({});
+
 /** Validates {@link SendRequestOptions}. @throws TypeError or RangeError naming the option. @internal */
 export function checkSendOptions(options: SendRequestOptions): void {
+  if (options === NO_SEND_OPTIONS) return;
   const { signal, timeout, timeoutGrace } = options;
   if (signal !== undefined && !(signal instanceof AbortSignal)) throw new TypeError('signal must be an AbortSignal');
-  for (const [name, value] of [['timeout', timeout], ['timeoutGrace', timeoutGrace]] as const) {
-    if (value !== undefined && !(typeof value === 'number' && value >= 0 && Number.isFinite(value))) {
-      throw new RangeError(`${name} must be a non-negative number of milliseconds`);
-    }
+  checkMilliseconds('timeout', timeout);
+  checkMilliseconds('timeoutGrace', timeoutGrace);
+}
+
+function checkMilliseconds(name: string, value: unknown): void {
+  if (value !== undefined && !(typeof value === 'number' && value >= 0 && Number.isFinite(value))) {
+    throw new RangeError(`${name} must be a non-negative number of milliseconds`);
   }
 }
 
 /** Arms the `signal` and `timeout` options on a request that was just published. @internal */
 export function armOptions(request: OutboundRequest, options: SendRequestOptions): void {
+  if (options === NO_SEND_OPTIONS) return;
   const { signal, timeout } = options;
   if (signal) {
     const onAbort = (): void => void request.requestCancel();
@@ -254,7 +262,10 @@ export class PreparedRequest<R = unknown> {
   }
 }
 
-/** Publishes a request and returns its tracked SentRequest. @internal */
+/**
+ * Publishes a request and returns its SentRequest, tracked for drop-cancel unless it is consumed
+ * at once (see `registerUnlessConsumed`). @internal
+ */
 export function publishRequest<R>(request: OutboundRequest, options: SendRequestOptions): SentRequest<R> {
   const sent = new SentRequest<R>(request);
   const { signal } = options;
@@ -264,7 +275,7 @@ export function publishRequest<R>(request: OutboundRequest, options: SendRequest
   }
   request.wire.publish(request);
   if (!request.isSettled) {
-    registerForFinalization(sent, request);
+    registerUnlessConsumed(sent, request);
     armOptions(request, options);
   }
   return sent;

@@ -104,6 +104,33 @@ describe('summarize()', () => {
     expect(cost!.overheadPct).to.be.closeTo(10, 1e-9);
   });
 
+  it('gives the median of the per-round ratios, not the ratio of the medians (issue 14)', () => {
+    const paired: SideBySide = {
+      cells: [
+        { transport: 'tcp', workload: 'sequential', variant: 'raw', runs: [run(100, 1), run(400, 1), run(400, 1)] },
+        { transport: 'tcp', workload: 'sequential', variant: 'acp-wire', runs: [run(90, 1), run(360, 1), run(100, 1)] },
+      ],
+      rss: [],
+    };
+    // Per round 0.9, 0.9, 0.25: the median is 0.9 (the ratio of the medians would be 0.225).
+    const row = summarize(paired).find((r) => r.library === 'acp-wire')!;
+    expect(row.vsRaw).to.be.closeTo(0.9, 1e-9);
+  });
+
+  it('gives the CPU ratio as raw CPU per operation over the library\'s (issue 14)', () => {
+    const cpuRun = (cpuUs: number) => ({ ops: 100, seconds: 1, latencyUs: undefined, failures: 0, cpuUs });
+    const cpu: SideBySide = {
+      cells: [
+        { transport: 'in-process', workload: 'sequential', variant: 'raw', runs: [cpuRun(400)] },
+        { transport: 'in-process', workload: 'sequential', variant: 'acp-wire', runs: [cpuRun(500)] },
+      ],
+      rss: [],
+    };
+    const row = summarize(cpu).find((r) => r.library === 'acp-wire')!;
+    expect(row.cpuUsPerOp).to.equal(5);
+    expect(row.cpuVsRaw).to.be.closeTo(0.8, 1e-9);
+  });
+
   it('takes the lower middle value of an even number of runs', () => {
     expect(median([4, 1, 3, 2])).to.equal(2);
   });

@@ -111,6 +111,36 @@ describe('SentRequest', () => {
       work.held[1]!.respondCancelled();
     });
 
+    it('sends exactly one $/cancel_request when the SentRequest is dropped and a collection runs in the job that sent it (issue 14)', async () => {
+      // The registration waits for the sender's chance to await; until then the request is held
+      // strongly, so this collection cannot lose it: a later one cancels it.
+      dropUnconsumed(work.pair.left);
+      (globalThis as { gc?: () => void }).gc!();
+      await received(1);
+      await collectGarbage();
+      await work.pair.fromLeft.findMessage(isCancelFor(1));
+      await collectGarbage();
+      await barrier();
+      expect(cancelsFor(1)).to.equal(1);
+      work.held[0]!.respondCancelled();
+    });
+
+    it('sends no cancel when a SentRequest first awaited in a later turn is collected while still pending (issue 14)', async () => {
+      const later = sendHeld(work.pair.left);
+      dropUnconsumed(work.pair.left);
+      await received(2);
+      const awaited = later.holder.sent!.then((value) => value);
+      delete later.holder.sent;
+      await collectGarbage();
+      // The control, request 2, was never consumed: it is cancelled.
+      await work.pair.fromLeft.findMessage(isCancelFor(2));
+      await barrier();
+      expect(cancelsFor(1)).to.equal(0);
+      work.held[0]!.respond('awaited late');
+      expect(await awaited).to.equal('awaited late');
+      work.held[1]!.respondCancelled();
+    });
+
     it('sends no cancel when an awaited SentRequest is collected while still pending', async () => {
       const awaited = awaitAndDrop(work.pair.left);
       dropUnconsumed(work.pair.left);
