@@ -22,9 +22,24 @@ const CHUNK = 64 * 1024;
 function sampleMessages(): unknown[] {
   const messages: unknown[] = [];
   for (let i = 0; i < 1000; i++) {
-    if (i % 3 === 0) messages.push({ jsonrpc: '2.0', id: i, method: 'session/prompt', params: { sessionId: 'sess_0123456789', prompt: [{ type: 'text', text: `Explain step ${i} of the plan, é ü 日本` }] } });
-    else if (i % 3 === 1) messages.push({ jsonrpc: '2.0', id: i - 1, result: { stopReason: 'end_turn', usage: { input: i, output: i * 2 } } });
-    else messages.push({ jsonrpc: '2.0', method: 'session/update', params: { sessionId: 'sess_0123456789', update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `chunk ${i}` } } } });
+    if (i % 3 === 0)
+      messages.push({
+        jsonrpc: '2.0',
+        id: i,
+        method: 'session/prompt',
+        params: { sessionId: 'sess_0123456789', prompt: [{ type: 'text', text: `Explain step ${i} of the plan, é ü 日本` }] },
+      });
+    else if (i % 3 === 1)
+      messages.push({ jsonrpc: '2.0', id: i - 1, result: { stopReason: 'end_turn', usage: { input: i, output: i * 2 } } });
+    else
+      messages.push({
+        jsonrpc: '2.0',
+        method: 'session/update',
+        params: {
+          sessionId: 'sess_0123456789',
+          update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: `chunk ${i}` } },
+        },
+      });
   }
   return messages;
 }
@@ -115,8 +130,12 @@ async function main(): Promise<void> {
   const messages = Array.from({ length: lines }, (_, i) => samples[i % samples.length]);
   const text = messages.map((m) => `${JSON.stringify(m)}\n`).join('');
   const results: FramerResult[] = [];
-  for (const [direction, runs] of [['decode', decoders(chunked(text), text)], ['encode', encoders(messages)]] as const) {
-    for (const [framer, rates] of await timeRuns(runs, rounds, lines)) results.push({ direction, framer, messagesPerSecond: median(rates) });
+  for (const [direction, runs] of [
+    ['decode', decoders(chunked(text), text)],
+    ['encode', encoders(messages)],
+  ] as const) {
+    for (const [framer, rates] of await timeRuns(runs, rounds, lines))
+      results.push({ direction, framer, messagesPerSecond: median(rates) });
   }
   process.send!(results);
   process.disconnect();

@@ -23,7 +23,6 @@ export interface PendingCost {
   serverAfterRelease: number;
 }
 
-
 /** Waits until the server holds `held` requests, then collects there and returns its heap. */
 async function serverHeapWhenHolding(harness: Harness, held: number): Promise<number> {
   while ((await harness.remoteStats(false))!.held !== held) await nextTurn();

@@ -83,7 +83,12 @@ export function parseOptions(argv: string[]): BenchOptions {
     if (flag === '--json') options.jsonFile = value;
     else if (flag === '--rounds') options.rounds = Math.max(1, count(value, flag));
     else if (flag === '--budget') options.budgetMs = options.warmupMs = Math.max(1, count(value, flag));
-    else if (flag === '--libs') options.libraries = list(value, LIBRARIES.map((l) => l.name), flag);
+    else if (flag === '--libs')
+      options.libraries = list(
+        value,
+        LIBRARIES.map((l) => l.name),
+        flag,
+      );
     else if (flag === '--transports') options.transports = list(value, TRANSPORTS, flag);
     else if (flag === '--workloads') options.workloads = list(value, WORKLOADS, flag);
     else if (flag === '--soak') options.soakRoundTrips = count(value, flag);

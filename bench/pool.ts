@@ -75,7 +75,10 @@ function checked(reply: WorkerReply): WorkerReply {
 export async function runOnce<T>(script: string, args: string[], nodeFlags: string[] = []): Promise<T> {
   const child = fork(join(__dirname, script), args, { execArgv: nodeFlags, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const exited = once(child, 'exit');
-  const [message] = (await Promise.race([once(child, 'message'), exited.then(([code]) => Promise.reject(new Error(`${script} exited with code ${String(code)}`)))])) as [T];
+  const [message] = (await Promise.race([
+    once(child, 'message'),
+    exited.then(([code]) => Promise.reject(new Error(`${script} exited with code ${String(code)}`))),
+  ])) as [T];
   await exited;
   return message;
 }

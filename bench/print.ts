@@ -28,7 +28,15 @@ function ratio(value: number | undefined): string {
 function rowCells(row: Row, first: boolean): string[] {
   const value = row.unit === 'µs' ? `${number(row.median, 1)} µs` : `${number(row.median)}/s`;
   const failed = row.failures > 0 ? ` (${row.failures} failed)` : '';
-  return [first ? row.workload : '', row.library, value + failed, ratio(row.vsRaw), ratio(row.vsAcpWire), number(row.cpuUsPerOp, 2), ratio(row.cpuVsRaw)];
+  return [
+    first ? row.workload : '',
+    row.library,
+    value + failed,
+    ratio(row.vsRaw),
+    ratio(row.vsAcpWire),
+    number(row.cpuUsPerOp, 2),
+    ratio(row.cpuVsRaw),
+  ];
 }
 
 /** One table per transport: each workload's libraries with median, ratios and CPU per operation. */
@@ -38,7 +46,9 @@ export function formatMain(report: BenchReport): string {
     const rows = report.rows.filter((r) => r.transport === transport);
     if (rows.length === 0) continue;
     const cells = rows.map((row, i) => rowCells(row, i === 0 || rows[i - 1]!.workload !== row.workload));
-    parts.push(`### ${transport}\n\n${table(['workload', 'library', 'median', 'vs raw', 'vs acp-wire', 'CPU µs/op', 'CPU vs raw'], cells, 'llrrrrr')}`);
+    parts.push(
+      `### ${transport}\n\n${table(['workload', 'library', 'median', 'vs raw', 'vs acp-wire', 'CPU µs/op', 'CPU vs raw'], cells, 'llrrrrr')}`,
+    );
   }
   return parts.join('\n\n');
 }
@@ -67,7 +77,16 @@ export function formatSummary(report: BenchReport): string {
       acpWireVs(report.rows, row, 'acp-sdk'),
     ];
   });
-  const header = ['transport', 'workload', 'acp-wire', 'vs raw', 'CPU µs/op raw → acp-wire', 'CPU vs raw', 'vs vscode-jsonrpc', 'vs acp-sdk'];
+  const header = [
+    'transport',
+    'workload',
+    'acp-wire',
+    'vs raw',
+    'CPU µs/op raw → acp-wire',
+    'CPU vs raw',
+    'vs vscode-jsonrpc',
+    'vs acp-sdk',
+  ];
   return table(header, cells, 'llrrrrrr');
 }
 
@@ -88,7 +107,9 @@ export function formatWarmUps(report: BenchReport): string {
   const keys = [...new Set(report.warmUps.map((w) => `${w.transport} ${w.workload}`))];
   const cells = keys.map((key) => [
     key,
-    ...variants.map((variant) => String(report.warmUps.find((w) => `${w.transport} ${w.workload}` === key && w.variant === variant)?.runs ?? '')),
+    ...variants.map((variant) =>
+      String(report.warmUps.find((w) => `${w.transport} ${w.workload}` === key && w.variant === variant)?.runs ?? ''),
+    ),
   ]);
   return table(['cell', ...variants], cells, `l${'r'.repeat(variants.length)}`);
 }
@@ -148,10 +169,18 @@ export function formatTargets(report: BenchReport): string {
 export function formatReport(report: BenchReport): string {
   const meta = report.meta;
   const sections: [string, boolean, () => string][] = [
-    ['acp-wire at a glance (medians; ratios are per-round speed ratios, medians: > 1 is faster)', report.rows.length > 0, () => formatSummary(report)],
+    [
+      'acp-wire at a glance (medians; ratios are per-round speed ratios, medians: > 1 is faster)',
+      report.rows.length > 0,
+      () => formatSummary(report),
+    ],
     ['Side by side (medians; ratios are speed: > 1 is faster)', report.rows.length > 0, () => formatMain(report)],
     ['Peak RSS', report.rss.length > 0, () => formatRss(report)],
-    [`Warm-up: runs of ${String(meta.warmupMs)} ms until the CPU per operation of the last three agrees within 10%`, report.warmUps.length > 0, () => formatWarmUps(report)],
+    [
+      `Warm-up: runs of ${String(meta.warmupMs)} ms until the CPU per operation of the last three agrees within 10%`,
+      report.warmUps.length > 0,
+      () => formatWarmUps(report),
+    ],
     ['Weak-ref tracker cost (acp-wire)', report.tracker.length > 0, () => formatTracker(report)],
     ['Requests pending at once', report.memory.length > 0, () => formatMemory(report)],
     ['Heap soak (acp-wire)', report.soak !== undefined, () => formatSoak(report)],

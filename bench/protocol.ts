@@ -131,7 +131,13 @@ export function objectPayload(bytes: number): { entries: unknown[] } {
   const entries: unknown[] = [];
   let size = 14;
   for (let i = 0; size < bytes; i++) {
-    const entry = { path: `src/module-${i}/file-${i}.ts`, size: i * 37, kind: i % 3 === 0 ? 'dir' : 'file', tags: ['a', 'b'], meta: { ok: true, mtime: 1700000000 + i } };
+    const entry = {
+      path: `src/module-${i}/file-${i}.ts`,
+      size: i * 37,
+      kind: i % 3 === 0 ? 'dir' : 'file',
+      tags: ['a', 'b'],
+      meta: { ok: true, mtime: 1700000000 + i },
+    };
     size += JSON.stringify(entry).length + (entries.length > 0 ? 1 : 0);
     entries.push(entry);
   }

@@ -126,7 +126,12 @@ async function finishWorkers(workers: Workers): Promise<PeakRss[]> {
   for (const { variant, transport, worker } of workers.values()) {
     const reply = await worker.send({ type: 'finish' });
     if (reply.type !== 'finished') continue;
-    rss.push({ variant: variant.key, transport, clientPeakRssBytes: reply.clientPeakRssBytes, serverPeakRssBytes: reply.serverPeakRssBytes });
+    rss.push({
+      variant: variant.key,
+      transport,
+      clientPeakRssBytes: reply.clientPeakRssBytes,
+      serverPeakRssBytes: reply.serverPeakRssBytes,
+    });
     await worker.exited();
   }
   return rss;

@@ -189,7 +189,10 @@ export function checkTargets(rows: Row[], tracker: TrackerCost[], memory: Pendin
   const checks = [
     ...rawChecks(rows, SMALL_MESSAGE_WORKLOADS, 'small messages', 0.75),
     ...rows
-      .filter((r) => r.library === 'acp-wire' && r.transport === 'in-process' && ROUND_TRIP_WORKLOADS.includes(r.workload) && r.cpuVsRaw !== undefined)
+      .filter(
+        (r) =>
+          r.library === 'acp-wire' && r.transport === 'in-process' && ROUND_TRIP_WORKLOADS.includes(r.workload) && r.cpuVsRaw !== undefined,
+      )
       .map((row) => ({
         target: 'CPU per round trip ≤ 1.5× raw',
         where: `${row.transport} ${row.workload}`,
@@ -215,11 +218,21 @@ export function checkTargets(rows: Row[], tracker: TrackerCost[], memory: Pendin
   }
   const mine = memory.find((m) => m.library === 'acp-wire');
   if (mine) {
-    checks.push({ target: `${mine.requests} pending ≤ 512 B each`, where: 'client', actual: `${mine.clientBytesEach.toFixed(0)} B`, met: mine.clientBytesEach <= 512 });
+    checks.push({
+      target: `${mine.requests} pending ≤ 512 B each`,
+      where: 'client',
+      actual: `${mine.clientBytesEach.toFixed(0)} B`,
+      met: mine.clientBytesEach <= 512,
+    });
   }
   if (soak) {
     const met = soak.growthBytes < 512 * 1024 && soak.leftOver === 0;
-    checks.push({ target: 'no heap growth (< 512 KiB)', where: `${soak.roundTrips} round trips`, actual: `${(soak.growthBytes / 1024).toFixed(0)} KiB`, met });
+    checks.push({
+      target: 'no heap growth (< 512 KiB)',
+      where: `${soak.roundTrips} round trips`,
+      actual: `${(soak.growthBytes / 1024).toFixed(0)} KiB`,
+      met,
+    });
   }
   return checks;
 }

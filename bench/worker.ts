@@ -97,9 +97,12 @@ async function main(): Promise<void> {
   const harness = await openHarness(libraryNamed(libraryName), transport);
   // One command at a time: the runner waits for each reply before sending the next.
   process.on('message', (command: WorkerCommand) => {
-    const work = command.type === 'run'
-      ? (command.isWarmUp ? warmUp : runCell)(harness, command.workload, command.budgetMs).then((result) => reply({ type: 'result', result }))
-      : finish(harness);
+    const work =
+      command.type === 'run'
+        ? (command.isWarmUp ? warmUp : runCell)(harness, command.workload, command.budgetMs).then((result) =>
+            reply({ type: 'result', result }),
+          )
+        : finish(harness);
     work.catch((error: unknown) => reply({ type: 'failed', message: String((error as Error)?.stack ?? error) }));
   });
   reply({ type: 'ready' });

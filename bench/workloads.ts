@@ -8,7 +8,14 @@ import type { BenchClient } from './adapters';
 import { COUNT, ECHO, NOTE, NOTE_PARAMS, REQUEST_CANCELLED, SMALL_PARAMS, WAIT, asciiPayload, objectPayload } from './protocol';
 
 /** The workloads compared. */
-export type WorkloadName = 'sequential' | 'inflight-100' | 'inflight-1000' | 'notifications' | 'payload-string' | 'payload-object' | 'cancel';
+export type WorkloadName =
+  | 'sequential'
+  | 'inflight-100'
+  | 'inflight-1000'
+  | 'notifications'
+  | 'payload-string'
+  | 'payload-object'
+  | 'cancel';
 
 /** Every workload, in table order. */
 export const WORKLOADS: readonly WorkloadName[] = [

@@ -8,7 +8,15 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { AcpClient, RpcError, negotiatedVersion, spawnConnection, type ChildConnection, type JsonObject, type SessionUpdateParams } from '../lib';
+import {
+  AcpClient,
+  RpcError,
+  negotiatedVersion,
+  spawnConnection,
+  type ChildConnection,
+  type JsonObject,
+  type SessionUpdateParams,
+} from '../lib';
 
 const AGENT = 'dist/examples/conformance-agent.js';
 const PROXY = 'dist/examples/passthrough-proxy.js';

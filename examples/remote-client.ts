@@ -18,7 +18,10 @@ async function main(url: string | undefined, text: string): Promise<void> {
   }
   const agent = await connectUrl(url, { token: process.env.ACP_WIRE_TOKEN || undefined });
   try {
-    const init = await agent.sendRequest<JsonObject>('initialize', { protocolVersion: 2, info: { name: 'remote-client', version: '1.0.0' } });
+    const init = await agent.sendRequest<JsonObject>('initialize', {
+      protocolVersion: 2,
+      info: { name: 'remote-client', version: '1.0.0' },
+    });
     process.stdout.write(`initialized: ${JSON.stringify(init)}\n`);
     const { sessionId } = await agent.sendRequest<{ sessionId: string }>('session/new', { cwd: process.cwd(), mcpServers: [] });
     const idle = new Promise<void>((resolve) => {

@@ -19,7 +19,8 @@ const say = (line: string): void => void process.stdout.write(`${line}\n`);
 /** How the `session/prompt` request itself was answered. */
 const answer = (turn: PromptTurn): Promise<string> =>
   turn.request.then(
-    (result) => ('messageId' in result ? `success {messageId: ${result.messageId.slice(0, 8)}…}` : `success {stopReason: ${result.stopReason}}`),
+    (result) =>
+      'messageId' in result ? `success {messageId: ${result.messageId.slice(0, 8)}…}` : `success {stopReason: ${result.stopReason}}`,
     (error: unknown) => (error instanceof RpcError ? `error ${error.code} ${error.message}` : String(error)),
   );
 

@@ -39,7 +39,14 @@ import { callRequestHandler, isThenable } from './handler-call';
 import { InboundRequest, type InboundWire } from './inbound-request';
 import { OutboundRequest, type OutboundWire } from './outbound-request';
 import { Router, checkMethod, type NotificationHandler, type RequestHandler } from './router';
-import { NO_SEND_OPTIONS, PreparedRequest, checkSendOptions, publishRequest, type SendRequestOptions, type SentRequest } from './sent-request';
+import {
+  NO_SEND_OPTIONS,
+  PreparedRequest,
+  checkSendOptions,
+  publishRequest,
+  type SendRequestOptions,
+  type SentRequest,
+} from './sent-request';
 import { InputFlow, type DrainSource } from './backlog';
 import { whenDrained, type DrainOptions } from './drain';
 import { LineWriter } from './writer';
@@ -406,7 +413,11 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   #route(message: ResponseMessage): void {
     const request = this.#pending.take(message.id);
     if (request === 'given up') {
-      return logLazily(this.#logger, 'debug', () => `discarded the late answer of a request given up after its timeout: ${briefly(message.id)}`);
+      return logLazily(
+        this.#logger,
+        'debug',
+        () => `discarded the late answer of a request given up after its timeout: ${briefly(message.id)}`,
+      );
     }
     if (!request) {
       return this.#report(new ProtocolError(`dropped a response whose id matches no pending request: ${briefly(message.id)}`));

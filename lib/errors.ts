@@ -171,12 +171,7 @@ export abstract class AcpWireError extends Error {
 }
 
 /** Why a connection closed. */
-export type CloseReason =
-  | 'closed locally'
-  | 'input ended'
-  | 'input error'
-  | 'output error'
-  | 'peer exited';
+export type CloseReason = 'closed locally' | 'input ended' | 'input error' | 'output error' | 'peer exited';
 
 /**
  * A request could not complete because its connection closed (or was already closed).

@@ -216,10 +216,7 @@ export class NdjsonDecoder extends Transform {
 
   constructor(options: DecoderOptions = {}) {
     super({ readableObjectMode: true });
-    this.#decoder = new LineDecoder(
-      { value: (value) => this.push(value ?? NULL_VALUE), error: (error) => this.push(error) },
-      options,
-    );
+    this.#decoder = new LineDecoder({ value: (value) => this.push(value ?? NULL_VALUE), error: (error) => this.push(error) }, options);
   }
 
   /** Decodes one chunk of bytes; called by the stream machinery, not by users. */

@@ -77,7 +77,10 @@ export function configureIdleCollection(options: IdleCollectionOptions): void {
   const nextInitial = options.initialDelayMs ?? initialDelay;
   const nextMax = options.maxDelayMs ?? maxDelay;
   const nextDutyCycle = options.maxDutyCycle ?? maxDutyCycle;
-  for (const [name, value] of [['initialDelayMs', nextInitial], ['maxDelayMs', nextMax]] as const) {
+  for (const [name, value] of [
+    ['initialDelayMs', nextInitial],
+    ['maxDelayMs', nextMax],
+  ] as const) {
     if (!(typeof value === 'number' && value > 0 && Number.isFinite(value))) {
       throw new RangeError(`${name} must be a positive number of milliseconds`);
     }

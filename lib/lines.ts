@@ -16,9 +16,7 @@ import { encodeResponseWithRawId } from './raw-id';
  * @internal
  */
 export function requestLine(id: RequestId, method: string, params: unknown): string {
-  return params === undefined
-    ? encodeMessage({ jsonrpc: '2.0', id, method })
-    : encodeMessage({ jsonrpc: '2.0', id, method, params });
+  return params === undefined ? encodeMessage({ jsonrpc: '2.0', id, method }) : encodeMessage({ jsonrpc: '2.0', id, method, params });
 }
 
 /**
@@ -43,9 +41,12 @@ export function cancelLine(id: RequestId): string {
  * @throws SerializationError if the result or error cannot be serialized
  * @internal
  */
-export function responseLine(id: RequestId, rawId: string | undefined, result: JsonValue | undefined, error: ErrorObject | undefined): string {
+export function responseLine(
+  id: RequestId,
+  rawId: string | undefined,
+  result: JsonValue | undefined,
+  error: ErrorObject | undefined,
+): string {
   if (rawId !== undefined) return encodeResponseWithRawId(rawId, error === undefined ? { result: result ?? null } : { error });
-  return error === undefined
-    ? encodeMessage({ jsonrpc: '2.0', id, result: result ?? null })
-    : encodeMessage({ jsonrpc: '2.0', id, error });
+  return error === undefined ? encodeMessage({ jsonrpc: '2.0', id, result: result ?? null }) : encodeMessage({ jsonrpc: '2.0', id, error });
 }

@@ -155,10 +155,7 @@ function isIdToken(token: string): boolean {
  * @throws SerializationError when the result or error cannot be serialized
  * @internal
  */
-export function encodeResponseWithRawId(
-  rawId: string,
-  member: { result: JsonValue } | { error: ErrorObject },
-): string {
+export function encodeResponseWithRawId(rawId: string, member: { result: JsonValue } | { error: ErrorObject }): string {
   // encodeMessage(member) is `{"result":…}\n` or `{"error":…}\n`: keep all but its opening brace.
   return `{"jsonrpc":"2.0","id":${rawId},${encodeMessage(member).slice(1)}`;
 }

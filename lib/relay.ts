@@ -32,7 +32,10 @@ import { toDisposable, type Disposable } from './disposable';
  * ```
  */
 export function relayBackpressure(from: Connection, to: Connection): Disposable {
-  for (const [name, value] of [['from', from], ['to', to]] as const) {
+  for (const [name, value] of [
+    ['from', from],
+    ['to', to],
+  ] as const) {
     if (!value || typeof value.drained !== 'function') throw new TypeError(`${name} must be a Connection`);
   }
   const undoHold = holdInputWhileFull(from, to);

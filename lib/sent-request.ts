@@ -5,13 +5,7 @@
  * @packageDocumentation
  */
 import { toDisposable, type Disposable } from './disposable';
-import {
-  RequestAlreadySentError,
-  RpcError,
-  RequestTimeoutError,
-  type ForwardingError,
-  type RequestDetachedError,
-} from './errors';
+import { RequestAlreadySentError, RpcError, RequestTimeoutError, type ForwardingError, type RequestDetachedError } from './errors';
 import type { RequestId } from './message';
 import type { OutboundRequest } from './outbound-request';
 import { inboundRequestOf, type Responder } from './responder';

@@ -55,14 +55,25 @@ async function main(): Promise<void> {
     const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
       executablePath: '/usr/bin/chromium',
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
       viewport: { width: 1400, height: 900 },
     });
     const page = context.pages()[0] ?? (await context.newPage());
     await page.goto(viewer.url);
     await page.waitForSelector('g.msg.cancel');
     await page.click('g.msg.cancel >> nth=1 >> .label', { timeout: 20000 });
-    const height = (await page.evaluate("document.querySelector('header').offsetHeight + document.getElementById('scroll').scrollHeight")) as number;
+    const height = (await page.evaluate(
+      "document.querySelector('header').offsetHeight + document.getElementById('scroll').scrollHeight",
+    )) as number;
     await page.setViewportSize({ width: 1400, height });
     await page.screenshot({ path: join(ROOT, 'docs', 'images', 'viewer.png') });
     await context.close();

@@ -180,7 +180,9 @@ describe('Connection', () => {
 
     it('throws ConnectionClosedError after close', async () => {
       await peer.connection.close();
-      expect(() => peer.connection.sendNotification('note')).to.throw(ConnectionClosedError).with.property('reason', 'closed locally');
+      expect(() => peer.connection.sendNotification('note'))
+        .to.throw(ConnectionClosedError)
+        .with.property('reason', 'closed locally');
     });
 
     it('throws SerializationError and sends nothing when the params cannot be serialized', async () => {
@@ -372,7 +374,9 @@ describe('Connection', () => {
       const closed = nextEvent<[CloseReason, Error?]>(peer.connection, 'close');
       peer.input.end();
       expect(await closed).to.deep.equal(['input ended', undefined]);
-      expect(await rejectionOf(sent)).to.be.instanceOf(ConnectionClosedError).and.include({ reason: 'input ended', method: 'm' });
+      expect(await rejectionOf(sent))
+        .to.be.instanceOf(ConnectionClosedError)
+        .and.include({ reason: 'input ended', method: 'm' });
     });
 
     it('decodes a last line without a newline when the input ends', async () => {
@@ -416,7 +420,9 @@ describe('Connection', () => {
       const failure = new Error('EPIPE');
       peer.output.destroy(failure);
       expect(await closed).to.deep.equal(['output error', failure]);
-      expect(await rejectionOf(sent)).to.be.instanceOf(ConnectionClosedError).and.include({ reason: 'output error' });
+      expect(await rejectionOf(sent))
+        .to.be.instanceOf(ConnectionClosedError)
+        .and.include({ reason: 'output error' });
     });
   });
 
@@ -441,7 +447,12 @@ describe('Connection', () => {
         input.write(requests.map((request) => `${JSON.stringify(request)}\n`).join(''));
         await macrotasks(2);
         expect(writes).to.have.length(2);
-        const ids = writes.map((chunk) => chunk.trimEnd().split('\n').map((line) => (JSON.parse(line) as { id: number }).id));
+        const ids = writes.map((chunk) =>
+          chunk
+            .trimEnd()
+            .split('\n')
+            .map((line) => (JSON.parse(line) as { id: number }).id),
+        );
         expect(ids).to.deep.equal([
           [0, 2, 4, 6, 8, 10, 12, 14, 16, 18],
           [1, 3, 5, 7, 9, 11, 13, 15, 17, 19],

@@ -96,7 +96,7 @@ describe('RpcError', () => {
   });
 
   describe('.fromThrown()', () => {
-    it('returns an RpcError\'s own error object', () => {
+    it("returns an RpcError's own error object", () => {
       expect(RpcError.fromThrown(new RpcError(-32001, 'mine', [1]))).to.deep.equal({ code: -32001, message: 'mine', data: [1] });
     });
 
@@ -134,7 +134,11 @@ describe('RpcError', () => {
 
     it('describes an object that cannot become a string without throwing', () => {
       const hostile = Object.create(null) as Record<string, unknown>;
-      Object.defineProperty(hostile, 'toJSON', { value: () => { throw new Error('no'); } });
+      Object.defineProperty(hostile, 'toJSON', {
+        value: () => {
+          throw new Error('no');
+        },
+      });
       expect(RpcError.fromThrown(hostile)).to.deep.equal({ code: -32603, message: 'Internal error', data: '[object Object]' });
     });
   });

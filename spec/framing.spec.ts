@@ -173,7 +173,7 @@ describe('LineDecoder', () => {
       expect(valuesOf(events)).to.deep.equal([{ b: 2 }]);
     });
 
-    it('keeps the first bytes of an oversize line split across chunks as the error\'s head (issue 11)', () => {
+    it("keeps the first bytes of an oversize line split across chunks as the error's head (issue 11)", () => {
       const line = `{"jsonrpc":"2.0","id":9,"method":"m","params":["${'p'.repeat(3000)}"]}`;
       const chunks = [...bytewise(Buffer.from(line.slice(0, 40))), `${line.slice(40)}\n`];
       const [error] = decodeErrorsOf(decodeChunks(chunks, { maxLineBytes: 2048 }));

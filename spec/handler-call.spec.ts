@@ -72,7 +72,7 @@ describe('request handler outcomes', () => {
       );
     });
 
-    it("answers an AbortError DOMException -32603, not with its legacy DOM code 20", async () => {
+    it('answers an AbortError DOMException -32603, not with its legacy DOM code 20', async () => {
       const abort = AbortSignal.abort().reason as DOMException;
       expect(await answerTo(abort)).to.equal(
         `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error","data":"AbortError: ${abort.message}"}}`,

@@ -59,7 +59,9 @@ describe('Connection with hostile input', () => {
     }
 
     it('answers a first request preceded by a UTF-8 byte order mark as if there were none (issue 11)', async () => {
-      peer.writeRaw(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"jsonrpc":"2.0","id":1,"method":"echo","params":["first"]}\n')]));
+      peer.writeRaw(
+        Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"jsonrpc":"2.0","id":1,"method":"echo","params":["first"]}\n')]),
+      );
       expect(await peer.linesBeforeProbe()).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":["first"]}']);
       expect(errors).to.deep.equal([]);
     });
@@ -328,7 +330,10 @@ describe('Connection with hostile input', () => {
 
     const megabyte = 'x'.repeat(1024 * 1024);
     const hostile: [string, string][] = [
-      ['a malformed $/cancel_request with 1 MiB of params', `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":{"big":"${megabyte}"}}}`],
+      [
+        'a malformed $/cancel_request with 1 MiB of params',
+        `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":{"big":"${megabyte}"}}}`,
+      ],
       ['a response whose 1 MiB id matches nothing', `{"jsonrpc":"2.0","id":"${megabyte}","result":1}`],
     ];
     for (const [name, line] of hostile) {

@@ -41,7 +41,10 @@ describe('configureIdleCollection()', () => {
   }
 
   it('throws RangeError when initialDelayMs exceeds maxDelayMs', () => {
-    expect(() => configureIdleCollection({ initialDelayMs: 500, maxDelayMs: 100 })).to.throw(RangeError, /initialDelayMs must not exceed maxDelayMs/);
+    expect(() => configureIdleCollection({ initialDelayMs: 500, maxDelayMs: 100 })).to.throw(
+      RangeError,
+      /initialDelayMs must not exceed maxDelayMs/,
+    );
   });
 
   it('checks a delay given alone against the other one as configured', () => {

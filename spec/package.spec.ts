@@ -114,7 +114,9 @@ describe('the package', function () {
     });
 
     it('runs its acp-wire command', () => {
-      expect(runInConsumer([join('node_modules', 'acp-wire', 'dist', 'bin', 'acp-wire.js'), '--version'])).to.equal(`${manifest.version}\n`);
+      expect(runInConsumer([join('node_modules', 'acp-wire', 'dist', 'bin', 'acp-wire.js'), '--version'])).to.equal(
+        `${manifest.version}\n`,
+      );
     });
   });
 

@@ -62,7 +62,9 @@ describe('Responder', () => {
     it('throws AlreadyAnsweredError on a second answer and sends no second line', async () => {
       const responder = await receive();
       responder.respond('first');
-      expect(() => responder.respond('second')).to.throw(AlreadyAnsweredError).with.property('method', 'm');
+      expect(() => responder.respond('second'))
+        .to.throw(AlreadyAnsweredError)
+        .with.property('method', 'm');
       expect(() => responder.respondWithError(RpcError.internalError())).to.throw(AlreadyAnsweredError);
       expect(await linesUpToSentinel()).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":"first"}']);
     });
@@ -144,12 +146,16 @@ describe('request handler results', () => {
       ) as { id: unknown; error: { code: number; message: string; data: unknown } };
       expect(answer.id).to.equal(1);
       expect(answer.error).to.include({ code: -32603, message: 'Internal error' });
-      expect(answer.error.data).to.be.a('string').and.include(thrown instanceof Error ? thrown.message : typeof thrown === 'string' ? thrown : 'an error');
+      expect(answer.error.data)
+        .to.be.a('string')
+        .and.include(thrown instanceof Error ? thrown.message : typeof thrown === 'string' ? thrown : 'an error');
     });
   }
 
   it('answers -32603 with a string data when the handler rejects with an Error', async () => {
-    const answer = JSON.parse(await answerOf(() => Promise.reject(new Error('async failure')))) as { error: { code: number; data: unknown } };
+    const answer = JSON.parse(await answerOf(() => Promise.reject(new Error('async failure')))) as {
+      error: { code: number; data: unknown };
+    };
     expect(answer.error.code).to.equal(-32603);
     expect(answer.error.data).to.be.a('string').and.include('async failure');
   });

@@ -49,7 +49,10 @@ function send(output: Writable, message: unknown): void {
  * The raw client over any message channel: `send` writes one message, the returned function takes
  * each message received. @internal (also used by the WebSocket baseline)
  */
-export function rawClient(send: (message: unknown) => void, close: () => Promise<void>): { client: BenchClient; receive: (message: Wire) => void } {
+export function rawClient(
+  send: (message: unknown) => void,
+  close: () => Promise<void>,
+): { client: BenchClient; receive: (message: Wire) => void } {
   const pending = new Map<number, { resolve(value: unknown): void; reject(error: unknown): void }>();
   let nextId = 1;
   const receive = (message: Wire): void => {
@@ -123,7 +126,10 @@ export function rawServer(sendMessage: (message: unknown) => void): (message: Wi
 }
 
 function serve(input: Readable, output: Writable): BenchServer {
-  readLines(input, rawServer((message) => send(output, message)));
+  readLines(
+    input,
+    rawServer((message) => send(output, message)),
+  );
   return { close: async () => void output.end() };
 }
 

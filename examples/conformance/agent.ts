@@ -44,7 +44,8 @@ export function serveConformanceAgent(connection: Connection, options: Conforman
     initialize: (request, context) => initialize(request, context, timers),
     admitPrompt: (request, context) => admitPrompt(request, context, timers),
     prompt: (turn) => runTurn(turn, timers),
-    onCancelSession: (params) => record(received, params === undefined ? { method: 'session/cancel' } : { method: 'session/cancel', params: params as JsonObject }),
+    onCancelSession: (params) =>
+      record(received, params === undefined ? { method: 'session/cancel' } : { method: 'session/cancel', params: params as JsonObject }),
   });
   handleTestMethods(connection, timers, received);
   return agent;
@@ -58,7 +59,11 @@ function checkedVersion(requested: unknown): number {
   return requested;
 }
 
-function initialize(request: AgentInitializeRequest, { version, signal }: AgentContext, timers: Timers): AgentInitializeAnswer | undefined | Promise<AgentInitializeAnswer> {
+function initialize(
+  request: AgentInitializeRequest,
+  { version, signal }: AgentContext,
+  timers: Timers,
+): AgentInitializeAnswer | undefined | Promise<AgentInitializeAnswer> {
   const meta = isObject(request.params._meta) ? request.params._meta : {};
   const answer: AgentInitializeAnswer = { capabilities: version === 1 ? {} : { session: {} } };
   switch (meta.test) {
@@ -103,7 +108,10 @@ async function runTurn(turn: AgentTurn, timers: Timers): Promise<'end_turn' | 'c
 /** The agent's reply to a prompt, as chunks: "echo: " and its text, one word per chunk. */
 function replyChunks(prompt: readonly ContentBlock[]): string[] {
   const text = prompt
-    .filter((block): block is Extract<ContentBlock, { type: 'text' }> => isObject(block) && block.type === 'text' && typeof block.text === 'string')
+    .filter(
+      (block): block is Extract<ContentBlock, { type: 'text' }> =>
+        isObject(block) && block.type === 'text' && typeof block.text === 'string',
+    )
     .map((block) => block.text)
     .join(' ');
   return `echo: ${text}`.match(/\S+\s*/g) ?? ['echo:'];

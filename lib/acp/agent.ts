@@ -102,9 +102,15 @@ export interface AcpAgentOptions {
    * retry); return `undefined` to leave it unanswered: the library then answers automatically
    * once the request is dropped, as for any acp-wire handler.
    */
-  initialize?: (request: AgentInitializeRequest, context: AgentContext) => AgentInitializeAnswer | undefined | Promise<AgentInitializeAnswer | undefined>;
+  initialize?: (
+    request: AgentInitializeRequest,
+    context: AgentContext,
+  ) => AgentInitializeAnswer | undefined | Promise<AgentInitializeAnswer | undefined>;
   /** Creates a session (default: a new UUID). `undefined` leaves the request unanswered, as above. */
-  newSession?: (request: AgentNewSessionRequest, context: AgentContext) => AgentNewSessionAnswer | undefined | Promise<AgentNewSessionAnswer | undefined>;
+  newSession?: (
+    request: AgentNewSessionRequest,
+    context: AgentContext,
+  ) => AgentNewSessionAnswer | undefined | Promise<AgentNewSessionAnswer | undefined>;
   /**
    * Runs before a prompt is inserted (validate it, hold it): throw to refuse it. Its
    * `context.signal` also aborts on `session/cancel`; once aborted, the prompt is answered
@@ -211,7 +217,12 @@ export class AcpAgent {
     const capabilities = (answer.capabilities ?? {}) as JsonObject;
     const result: JsonObject =
       version === 1
-        ? { protocolVersion: 1, agentInfo: info, agentCapabilities: capabilities, authMethods: (answer.authMethods ?? []) as unknown as JsonObject[] }
+        ? {
+            protocolVersion: 1,
+            agentInfo: info,
+            agentCapabilities: capabilities,
+            authMethods: (answer.authMethods ?? []) as unknown as JsonObject[],
+          }
         : { protocolVersion: version, info, capabilities };
     if (version !== 1 && answer.authMethods !== undefined) result.authMethods = answer.authMethods as unknown as JsonObject[];
     if (answer._meta !== undefined) result._meta = answer._meta;
@@ -269,7 +280,11 @@ export class AcpAgent {
   }
 
   /** Runs `admitPrompt`; returns (or resolves with) what cancelled the prompt meanwhile, if anything did. */
-  #admit(session: AgentSession, request: AgentPromptRequest, responder: Responder): CancelCause | undefined | PromiseLike<CancelCause | undefined> {
+  #admit(
+    session: AgentSession,
+    request: AgentPromptRequest,
+    responder: Responder,
+  ): CancelCause | undefined | PromiseLike<CancelCause | undefined> {
     const admit = this.#options.admitPrompt;
     if (!admit) return undefined;
     const controller = new AbortController();

@@ -54,7 +54,10 @@ export interface AcpClientHandlers {
    * cancels the session's turn, the client answers `{outcome: {outcome: "cancelled"}}` at once
    * (as ACP requires) and the handler's later answer is dropped.
    */
-  requestPermission?: ClientRequestHandler<V1.RequestPermissionRequest | V2.RequestPermissionRequest, V1.RequestPermissionResponse | V2.RequestPermissionResponse>;
+  requestPermission?: ClientRequestHandler<
+    V1.RequestPermissionRequest | V2.RequestPermissionRequest,
+    V1.RequestPermissionResponse | V2.RequestPermissionResponse
+  >;
   /** ACP v1's `fs/read_text_file` and `fs/write_text_file` (each advertises its `fs` capability). */
   fs?: {
     /** `fs/read_text_file`: answers the file's text (the lines asked for, when `line`/`limit` are given). */
@@ -125,8 +128,10 @@ export function registerClientHandlers(
   if (requestPermission !== undefined) {
     if (typeof requestPermission !== 'function') throw new TypeError('requestPermission must be a function');
     registrations.push(
-      connection.onRequest(SESSION_REQUEST_PERMISSION_METHOD, (params: V1.RequestPermissionRequest | V2.RequestPermissionRequest, responder) =>
-        askPermission(requestPermission, params, responder, version(), permissions),
+      connection.onRequest(
+        SESSION_REQUEST_PERMISSION_METHOD,
+        (params: V1.RequestPermissionRequest | V2.RequestPermissionRequest, responder) =>
+          askPermission(requestPermission, params, responder, version(), permissions),
       ),
     );
   }

@@ -157,7 +157,8 @@ export class AcpClient {
     if (this.#supported.length === 0) throw new RangeError('options.protocolVersions must list at least one version');
     if (options.handlers) this.handle(options.handlers);
     connection.once('close', () => {
-      for (const turn of [...this.#turns]) turn.fail(new ConnectionClosedError(connection.closeReason ?? 'closed locally', SESSION_PROMPT_METHOD));
+      for (const turn of [...this.#turns])
+        turn.fail(new ConnectionClosedError(connection.closeReason ?? 'closed locally', SESSION_PROMPT_METHOD));
     });
   }
 
@@ -330,8 +331,20 @@ function describeAgent(version: AcpVersion, result: JsonObject): AgentInitializa
   const authMethods = (Array.isArray(result.authMethods) ? result.authMethods : []) as JsonObject[];
   const common = { info: info === null ? undefined : (info as unknown as Implementation) };
   return v1
-    ? { ...common, protocolVersion: 1, capabilities: capabilities as V1.AgentCapabilities, authMethods: authMethods as unknown as V1.AuthMethod[], result: result as unknown as V1.InitializeResponse }
-    : { ...common, protocolVersion: 2, capabilities: capabilities as V2.AgentCapabilities, authMethods: authMethods as unknown as V2.AuthMethod[], result: result as unknown as V2.InitializeResponse };
+    ? {
+        ...common,
+        protocolVersion: 1,
+        capabilities: capabilities as V1.AgentCapabilities,
+        authMethods: authMethods as unknown as V1.AuthMethod[],
+        result: result as unknown as V1.InitializeResponse,
+      }
+    : {
+        ...common,
+        protocolVersion: 2,
+        capabilities: capabilities as V2.AgentCapabilities,
+        authMethods: authMethods as unknown as V2.AuthMethod[],
+        result: result as unknown as V2.InitializeResponse,
+      };
 }
 
 function isSessionUpdate(params: JsonValue): params is JsonValue & SessionUpdateParams {

@@ -98,7 +98,14 @@ export interface ConductorListener {
  * ```
  */
 export function listenConductor(address: TcpAddress, options: ConductorListenerOptions): Promise<ConductorListener> {
-  const { maxChains = DEFAULT_MAX_CHAINS, idleTimeoutMs = DEFAULT_CHAIN_IDLE_TIMEOUT_MS, onChain, onChainFailed, urlOptions, ...chainOptions } = options;
+  const {
+    maxChains = DEFAULT_MAX_CHAINS,
+    idleTimeoutMs = DEFAULT_CHAIN_IDLE_TIMEOUT_MS,
+    onChain,
+    onChainFailed,
+    urlOptions,
+    ...chainOptions
+  } = options;
   checkComponents(options.components);
   checkMaxCount('maxChains', maxChains);
   checkIdleTimeout('idleTimeoutMs', idleTimeoutMs);

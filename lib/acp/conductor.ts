@@ -288,7 +288,11 @@ export class Conductor {
   /** Logs a notification that goes nowhere (a cancel was already honoured by the connection). */
   #ignore(connection: Connection, message: NotificationMessage): void {
     if (isCancelNotification(message.method, message.params)) return;
-    logLazily(connection.logger, 'warn', () => `ignored a ${briefly(message.method)} notification that has nowhere to go: ${briefly(message.params)}`);
+    logLazily(
+      connection.logger,
+      'warn',
+      () => `ignored a ${briefly(message.method)} notification that has nowhere to go: ${briefly(message.params)}`,
+    );
   }
 
   #watchEnds(): void {
@@ -339,8 +343,7 @@ function notStartedError(failed: ChainComponent, exit: ChildExit | undefined): R
  */
 function componentTarget(component: ChainComponent, upstream?: Connection): MessageTarget {
   const initialize = component.role === 'proxy' ? PROXY_INITIALIZE_METHOD : INITIALIZE_METHOD;
-  const rename = (method: string): string =>
-    method === INITIALIZE_METHOD || PROXY_INITIALIZES.includes(method) ? initialize : method;
+  const rename = (method: string): string => (method === INITIALIZE_METHOD || PROXY_INITIALIZES.includes(method) ? initialize : method);
   const { connection } = component;
   return {
     sendRequest: (method, params, options) => {
@@ -376,9 +379,7 @@ function forwardEnvelope(down: MessageTarget | undefined, params: unknown, respo
 }
 
 function innerNotification(method: string, params: unknown): NotificationMessage {
-  return params === undefined
-    ? { jsonrpc: '2.0', method }
-    : { jsonrpc: '2.0', method, params: params as NotificationMessage['params'] };
+  return params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params: params as NotificationMessage['params'] };
 }
 
 function describe(source: ComponentSource): string {

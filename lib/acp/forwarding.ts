@@ -79,7 +79,9 @@ export function sendProxiedMessageTo(
     if (error instanceof ConnectionClosedError) return;
     if (!(error instanceof SerializationError)) throw error;
     const cause = describeThrown(error.cause ?? error);
-    throw new ForwardingError(method, `the notification \`${method}\` was not forwarded: its params cannot be serialized (${cause})`, { cause: error });
+    throw new ForwardingError(method, `the notification \`${method}\` was not forwarded: its params cannot be serialized (${cause})`, {
+      cause: error,
+    });
   }
 }
 

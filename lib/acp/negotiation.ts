@@ -60,7 +60,11 @@ export function selectProtocolVersion(requested: unknown, supported: readonly nu
   }
   let selected: number | undefined;
   for (const version of supported) if (version <= requested && (selected === undefined || version > selected)) selected = version;
-  if (selected === undefined) throw unsupportedProtocolVersion(requested, [...supported].sort((a, b) => a - b));
+  if (selected === undefined)
+    throw unsupportedProtocolVersion(
+      requested,
+      [...supported].sort((a, b) => a - b),
+    );
   return selected;
 }
 

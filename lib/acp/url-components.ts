@@ -68,6 +68,8 @@ export async function connectUrlComponents(
 
 /** Closes the connections of connected URL components (those given as `{ connection }`). @internal */
 export async function closeUrlComponents(sources: readonly ComponentSource[]): Promise<void> {
-  const connections = sources.flatMap((source) => (typeof source === 'object' && 'connection' in source ? [source.connection as Connection] : []));
+  const connections = sources.flatMap((source) =>
+    typeof source === 'object' && 'connection' in source ? [source.connection as Connection] : [],
+  );
   await Promise.all(connections.map((connection) => connection.close()));
 }

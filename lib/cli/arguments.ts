@@ -76,7 +76,8 @@ function toUsageError(error: unknown): unknown {
       return new UsageError(`unknown option ${option}`);
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
       if (/does not take an argument/.test(error.message)) return new UsageError(`${option} takes no value`);
-      if (/ambiguous/.test(error.message)) return new UsageError(`${option} needs a value; write ${option}=VALUE for a value that starts with -`);
+      if (/ambiguous/.test(error.message))
+        return new UsageError(`${option} needs a value; write ${option}=VALUE for a value that starts with -`);
       return new UsageError(`${option} needs a value`);
     case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
       return new UsageError(error.message.split('\n')[0]!);

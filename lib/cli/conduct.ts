@@ -147,7 +147,8 @@ function checkTraceOptions(values: ParsedArguments['values'], positionals: reado
   if (given === '') return;
   if (serverMode) throw new UsageError(`${given} trace one chain: they cannot be used with ${serverMode}`);
   const url = positionals.find(isPeerUrl);
-  if (url !== undefined) throw new UsageError(`${given} trace components started as commands: they cannot be used with a component named by a URL (${url})`);
+  if (url !== undefined)
+    throw new UsageError(`${given} trace components started as commands: they cannot be used with a component named by a URL (${url})`);
 }
 
 function optional<T>(text: string | undefined, parse: (text: string) => T): T | undefined {
@@ -292,7 +293,12 @@ async function runOnStdio(runner: ChainRunner, trace: ConductorTraceOptions): Pr
 async function serveUntilStopped(runner: ChainRunner, close: () => Promise<void>): Promise<StopSignal | undefined> {
   let stop!: () => void;
   const stopped = new Promise<void>((resolve) => (stop = resolve));
-  const signals = watchStopSignals({ command: NAME, stop, processes: () => processesOf(runner.chains), killTimeoutMs: runner.args.killTimeoutMs });
+  const signals = watchStopSignals({
+    command: NAME,
+    stop,
+    processes: () => processesOf(runner.chains),
+    killTimeoutMs: runner.args.killTimeoutMs,
+  });
   process.stdin.once('end', stop).once('close', stop).once('error', stop);
   process.stdin.resume();
   await stopped;

@@ -59,7 +59,10 @@ export async function runCli(argv: readonly string[], commands: readonly Subcomm
   }
   const command = commands.find((candidate) => candidate.name === name);
   if (!command) {
-    return usageFailure(undefined, new UsageError(name.startsWith('-') ? `unknown option ${name}` : `unknown command ${JSON.stringify(name)}`));
+    return usageFailure(
+      undefined,
+      new UsageError(name.startsWith('-') ? `unknown option ${name}` : `unknown command ${JSON.stringify(name)}`),
+    );
   }
   if (wantsHelp(rest)) {
     process.stdout.write(`${command.help}\n`);

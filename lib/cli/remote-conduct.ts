@@ -35,7 +35,8 @@ export function parseListen(text: string): ListenAddress {
 function parseListenUrl(text: string): ListenAddress {
   if (!URL.canParse(text)) throw new UsageError(`--listen needs PORT, HOST:PORT or ws://HOST:PORT/PATH, got ${JSON.stringify(text)}`);
   const url = new URL(text);
-  if (url.protocol !== 'ws:') throw new UsageError(`--listen serves ws:// only (put a TLS proxy in front of it for wss://), got ${JSON.stringify(text)}`);
+  if (url.protocol !== 'ws:')
+    throw new UsageError(`--listen serves ws:// only (put a TLS proxy in front of it for wss://), got ${JSON.stringify(text)}`);
   if (url.search !== '' || url.hash !== '') throw new UsageError(`--listen takes no query or fragment, got ${JSON.stringify(text)}`);
   // The URL parser drops a port equal to the scheme's default (80): read it back from the text.
   const port = url.port === '' ? (/^ws:\/\/(?:\[[^\]]*\]|[^/:]*):(\d+)/i.exec(text)?.[1] ?? '80') : url.port;
@@ -70,7 +71,14 @@ export async function listenForClients(
   const clientOptions = { name: 'client', logger: options.logger('client') };
   const clients = new Set<Connection>();
   const listener = await listenRemoteStreams(
-    { host: address.host, port: address.port, path: address.path, token, maxClients: options.maxClients, logger: options.logger('conductor') },
+    {
+      host: address.host,
+      port: address.port,
+      path: address.path,
+      token,
+      maxClients: options.maxClients,
+      logger: options.logger('conductor'),
+    },
     (stream) =>
       onClient(() => {
         const client = remoteConnection(stream, clientOptions);
@@ -85,7 +93,10 @@ export async function listenForClients(
     await Promise.all([...clients].map((client) => client.close()));
     await listener.close();
   };
-  return Object.defineProperties({ ...listener, close, [Symbol.asyncDispose]: close }, {
-    clientCount: { get: () => listener.clientCount, enumerable: true },
-  });
+  return Object.defineProperties(
+    { ...listener, close, [Symbol.asyncDispose]: close },
+    {
+      clientCount: { get: () => listener.clientCount, enumerable: true },
+    },
+  );
 }

@@ -43,7 +43,11 @@ interface SystemError extends Error {
 
 /** Whether `error` is an operating-system error Node raised (it has a string `code` and a `syscall`). */
 export function isSystemError(error: unknown): error is SystemError {
-  return error instanceof Error && typeof (error as Partial<SystemError>).code === 'string' && typeof (error as Partial<SystemError>).syscall === 'string';
+  return (
+    error instanceof Error &&
+    typeof (error as Partial<SystemError>).code === 'string' &&
+    typeof (error as Partial<SystemError>).syscall === 'string'
+  );
 }
 
 /**

@@ -133,10 +133,12 @@ class OtelRequestSpan implements RequestSpan {
     };
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
-    sent.then(
-      () => this.#end('result', undefined),
-      (error: unknown) => this.#end(undefined, error),
-    ).finally(() => signal.removeEventListener('abort', onAbort));
+    sent
+      .then(
+        () => this.#end('result', undefined),
+        (error: unknown) => this.#end(undefined, error),
+      )
+      .finally(() => signal.removeEventListener('abort', onAbort));
   }
 
   fail(error: unknown): void {

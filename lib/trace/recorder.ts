@@ -8,13 +8,7 @@ import type { ComponentRole } from '../acp/chain-component';
 import type { Logger } from '../logger';
 import { classify, type JsonValue, type Message, type RequestId } from '../message';
 import { CANCEL_REQUEST_METHOD, LEGACY_PROXY_INITIALIZE_METHOD, PROXY_INITIALIZE_METHOD, isSuccessorEnvelope } from '../protocol';
-import {
-  AGENT_COMPONENT,
-  CLIENT_COMPONENT,
-  proxyComponentName,
-  type TraceEvent,
-  type TraceProtocol,
-} from './events';
+import { AGENT_COMPONENT, CLIENT_COMPONENT, proxyComponentName, type TraceEvent, type TraceProtocol } from './events';
 import { redactInPlace } from './redact';
 
 /** One message on the conductor's connection to a component, as it was on the wire. */

@@ -16,9 +16,24 @@ export const CREDENTIAL_HEADERS: readonly string[] = ['authorization', 'proxy-au
  * ignoring `-` and `_`.
  */
 export const CREDENTIAL_QUERY_KEYS: readonly string[] = [
-  'token', 'access_token', 'refresh_token', 'id_token', 'api_key', 'key',
-  'secret', 'client_secret', 'password', 'passwd', 'pwd',
-  'auth', 'authorization', 'bearer', 'signature', 'sig', 'credential', 'credentials',
+  'token',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'api_key',
+  'key',
+  'secret',
+  'client_secret',
+  'password',
+  'passwd',
+  'pwd',
+  'auth',
+  'authorization',
+  'bearer',
+  'signature',
+  'sig',
+  'credential',
+  'credentials',
 ];
 
 const HEADER_SET = new Set(CREDENTIAL_HEADERS);

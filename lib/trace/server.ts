@@ -102,7 +102,8 @@ interface Routes {
 
 function handle(request: IncomingMessage, response: ServerResponse, routes: Routes): void {
   const host = request.headers.host;
-  if (host !== `127.0.0.1:${routes.port}` && host !== `localhost:${routes.port}`) return send(response, 403, 'text/plain', 'forbidden host\n');
+  if (host !== `127.0.0.1:${routes.port}` && host !== `localhost:${routes.port}`)
+    return send(response, 403, 'text/plain', 'forbidden host\n');
   if (request.method !== 'GET' && request.method !== 'HEAD') return send(response, 405, 'text/plain', 'method not allowed\n');
   const url = new URL(request.url ?? '/', 'http://127.0.0.1');
   if (url.pathname === '/') {
@@ -136,7 +137,11 @@ function sendJson(response: ServerResponse, value: unknown): void {
 }
 
 function send(response: ServerResponse, status: number, type: string, body: string): void {
-  response.writeHead(status, { 'content-type': `${type}; charset=utf-8`, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
+  response.writeHead(status, {
+    'content-type': `${type}; charset=utf-8`,
+    'cache-control': 'no-store',
+    'x-content-type-options': 'nosniff',
+  });
   response.end(body);
 }
 

@@ -148,7 +148,12 @@ export function spawnProcessTree(
   return { child, exited, end };
 }
 
-async function endTree(child: ChildProcess, exited: Promise<ChildExit>, group: ProcessGroup | undefined, killTimeout: number): Promise<ChildExit> {
+async function endTree(
+  child: ChildProcess,
+  exited: Promise<ChildExit>,
+  group: ProcessGroup | undefined,
+  killTimeout: number,
+): Promise<ChildExit> {
   try {
     const exit = await reapChild(child, exited, group, killTimeout);
     if (group) await reapGroup(group, killTimeout);
@@ -172,7 +177,12 @@ async function closeChild(connection: Connection, tree: ProcessTree, killTimeout
 }
 
 /** Waits `killTimeout` for the child to exit, then SIGTERMs its tree, then SIGKILLs it as long again. */
-async function reapChild(child: ChildProcess, exited: Promise<ChildExit>, group: ProcessGroup | undefined, killTimeout: number): Promise<ChildExit> {
+async function reapChild(
+  child: ChildProcess,
+  exited: Promise<ChildExit>,
+  group: ProcessGroup | undefined,
+  killTimeout: number,
+): Promise<ChildExit> {
   const kill = (signal: NodeJS.Signals): void => void (group ? group.signal(signal) : child.kill(signal));
   let timer: NodeJS.Timeout | undefined;
   const escalate = (signal: NodeJS.Signals, next?: NodeJS.Signals): void => {

@@ -76,7 +76,10 @@ export class HttpClientStream extends Duplex {
     super({ decodeStrings: false, allowHalfOpen: true });
     this.#url = url;
     this.#options = options;
-    this.#agent = url.protocol === 'https:' ? new HttpsAgent({ keepAlive: true, ca: options.ca, rejectUnauthorized: options.rejectUnauthorized }) : new HttpAgent({ keepAlive: true });
+    this.#agent =
+      url.protocol === 'https:'
+        ? new HttpsAgent({ keepAlive: true, ca: options.ca, rejectUnauthorized: options.rejectUnauthorized })
+        : new HttpAgent({ keepAlive: true });
   }
 
   /** The `Acp-Connection-Id` the server gave, once initialized. */
@@ -198,9 +201,13 @@ export class HttpClientStream extends Duplex {
 
   #readEvents(response: IncomingMessage, sessionId: string | undefined): void {
     const maxPayload = this.#options.maxPayload ?? DEFAULT_MAX_PAYLOAD;
-    const parser = new SseParser(maxPayload, (data) => this.#onEvent(data, sessionId), () => {
-      this.destroy(new HttpStatusError(200, '', `an event was larger than maxPayload (${maxPayload} bytes)`));
-    });
+    const parser = new SseParser(
+      maxPayload,
+      (data) => this.#onEvent(data, sessionId),
+      () => {
+        this.destroy(new HttpStatusError(200, '', `an event was larger than maxPayload (${maxPayload} bytes)`));
+      },
+    );
     response.on('data', (chunk: Buffer) => {
       parser.write(chunk);
       if (!this.#isReading) {
@@ -240,7 +247,11 @@ export class HttpClientStream extends Duplex {
 
   #fetch(method: string, headers: OutgoingHttpHeaders, body?: string): Promise<HttpResult> {
     return new Promise((resolve, reject) => {
-      const request = this.#request(method, headers, (response) => void readText(response).then((text) => resolve({ response, body: text })));
+      const request = this.#request(
+        method,
+        headers,
+        (response) => void readText(response).then((text) => resolve({ response, body: text })),
+      );
       request.once('error', reject);
       request.end(body);
     });
@@ -309,7 +320,8 @@ export interface ConnectHttpOptions extends Omit<RemoteConnectionOptions, 'heart
  */
 export function connectHttp(url: string | URL, options: ConnectHttpOptions = {}): Connection {
   const target = new URL(url);
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new TypeError(`url must be http:// or https://, got ${target.protocol}`);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:')
+    throw new TypeError(`url must be http:// or https://, got ${target.protocol}`);
   checkRemoteOptions(options);
   const stream = new HttpClientStream(target, options);
   return remoteConnection(stream, options);

@@ -136,7 +136,11 @@ export class HttpStreamServer {
     response.removeListener('close', onGiveUp);
     if (line === undefined) {
       forget();
-      const failed = { jsonrpc: '2.0', id: message.id, error: { code: -32603, message: 'Initialize failed', data: 'the connection closed before answering' } };
+      const failed = {
+        jsonrpc: '2.0',
+        id: message.id,
+        error: { code: -32603, message: 'Initialize failed', data: 'the connection closed before answering' },
+      };
       return json(response, 500, JSON.stringify(failed));
     }
     response.setHeader(HEADER_CONNECTION_ID, connectionId);

@@ -107,7 +107,8 @@ export function checkPositiveInteger(name: string, value: number | undefined): v
 
 /** @throws RangeError unless `port` is an integer from 0 to 65535 */
 export function checkPort(port: number): void {
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`port must be an integer from 0 to 65535, got ${String(port)}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new RangeError(`port must be an integer from 0 to 65535, got ${String(port)}`);
 }
 
 /** @throws TypeError unless `path` starts with `/` and has no query or fragment */

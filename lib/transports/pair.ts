@@ -17,10 +17,7 @@ import { Connection, type ConnectionOptions } from '../connection';
  * await client.sendRequest('ping'); // 'pong'
  * ```
  */
-export function createConnectionPair(
-  options: ConnectionOptions = {},
-  otherOptions: ConnectionOptions = options,
-): [Connection, Connection] {
+export function createConnectionPair(options: ConnectionOptions = {}, otherOptions: ConnectionOptions = options): [Connection, Connection] {
   const aToB = new PassThrough();
   const bToA = new PassThrough();
   return [new Connection(bToA, aToB, options), new Connection(aToB, bToA, otherOptions)];

@@ -198,16 +198,19 @@ export async function listenRemote(
     await Promise.all([...connections].map((connection) => connection.close()));
     await listener.close();
   };
-  return Object.defineProperties({ ...listener, close, [Symbol.asyncDispose]: close }, {
-    clientCount: { get: () => listener.clientCount, enumerable: true },
-  });
+  return Object.defineProperties(
+    { ...listener, close, [Symbol.asyncDispose]: close },
+    {
+      clientCount: { get: () => listener.clientCount, enumerable: true },
+    },
+  );
 }
 
 /** Answers 404/401/403 (and CORS preflights) itself; returns whether the request may go on. */
 function admit(request: IncomingMessage, response: ServerResponse, options: AccessOptions, path: string): boolean {
-  if (pathOf(request.url) !== path) return void refuse(response, 404, 'Not Found'), false;
+  if (pathOf(request.url) !== path) return (void refuse(response, 404, 'Not Found'), false);
   const refusal = checkAccess(request.headers, options);
-  if (refusal) return void refuse(response, refusal.status, refusal.reason), false;
+  if (refusal) return (void refuse(response, refusal.status, refusal.reason), false);
   const origin = request.headers.origin;
   if (origin !== undefined) {
     // Only an allowed origin gets here: let its page read the answers and our headers.

@@ -102,10 +102,15 @@ export function listenTcp(
     const connection = socketConnection(socket, connectionOptions);
     open.add(connection);
     connection.once('close', () => open.delete(connection));
-    watchIdle(socket, idleTimeoutMs, () => hasWorkInFlight(connection), () => {
-      logger.log('debug', `closed the connection from ${peerOf(socket)}: idle for ${idleTimeoutMs} ms`);
-      void connection.close();
-    });
+    watchIdle(
+      socket,
+      idleTimeoutMs,
+      () => hasWorkInFlight(connection),
+      () => {
+        logger.log('debug', `closed the connection from ${peerOf(socket)}: idle for ${idleTimeoutMs} ms`);
+        void connection.close();
+      },
+    );
     onConnection(connection, socket);
   });
   const close = async (): Promise<void> => {
@@ -123,5 +128,6 @@ export function listenTcp(
 }
 
 function checkPort(port: number): void {
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`port must be an integer from 0 to 65535, got ${String(port)}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new RangeError(`port must be an integer from 0 to 65535, got ${String(port)}`);
 }

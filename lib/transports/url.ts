@@ -43,8 +43,21 @@ export async function connectUrl(url: string | URL, options: ConnectUrlOptions =
       return connectHttp(target, options);
     case 'tcp:': {
       if (target.port === '') throw new TypeError(`a tcp:// URL needs a port, got ${target.href}`);
-      const { maxPayload, heartbeat: _heartbeat, headers: _headers, token: _token, signal: _signal, ca: _ca, rejectUnauthorized: _r, handshakeTimeoutMs: _h, ...rest } = options;
-      return connectTcp({ host: target.hostname.replace(/^\[|\]$/g, ''), port: Number(target.port) }, { ...rest, maxLineBytes: maxPayload });
+      const {
+        maxPayload,
+        heartbeat: _heartbeat,
+        headers: _headers,
+        token: _token,
+        signal: _signal,
+        ca: _ca,
+        rejectUnauthorized: _r,
+        handshakeTimeoutMs: _h,
+        ...rest
+      } = options;
+      return connectTcp(
+        { host: target.hostname.replace(/^\[|\]$/g, ''), port: Number(target.port) },
+        { ...rest, maxLineBytes: maxPayload },
+      );
     }
     default:
       throw new TypeError(`cannot connect to a ${target.protocol} URL: use ws://, wss://, http://, https:// or tcp://`);

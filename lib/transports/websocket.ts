@@ -125,7 +125,9 @@ export function connectWebSocket(url: string | URL, options: ConnectWebSocketOpt
     };
     const onUnexpected = (_request: unknown, response: IncomingMessage): void => {
       void readBody(response).then((body) =>
-        fail(new HttpStatusError(response.statusCode ?? 0, body, `the server refused the WebSocket upgrade: ${response.statusCode} ${body}`)),
+        fail(
+          new HttpStatusError(response.statusCode ?? 0, body, `the server refused the WebSocket upgrade: ${response.statusCode} ${body}`),
+        ),
       );
     };
     const onOpen = (): void => {

@@ -72,7 +72,7 @@ describe('AcpAgent', () => {
       expect(agent.client).to.deep.include({ version: 2, requestedVersion: 2, clientInfo: { name: 'c', version: '1' } });
     });
 
-    it('answers a requested 1 in the v1 shape, with the client\'s clientInfo and clientCapabilities', async () => {
+    it("answers a requested 1 in the v1 shape, with the client's clientInfo and clientCapabilities", async () => {
       const agent = serve({ initialize: () => ({ capabilities: { loadSession: false } }) });
       const clientCapabilities = { fs: { readTextFile: true, writeTextFile: false }, terminal: true };
       expect(await call('initialize', { protocolVersion: 1, clientInfo: { name: 'c', version: '1' }, clientCapabilities })).to.deep.equal({
@@ -106,28 +106,38 @@ describe('AcpAgent', () => {
           return {};
         },
       });
-      expect(await call('initialize', { protocolVersion: 2 })).to.deep.equal({ error: { code: -32000, message: 'Authentication required' } });
+      expect(await call('initialize', { protocolVersion: 2 })).to.deep.equal({
+        error: { code: -32000, message: 'Authentication required' },
+      });
       expect(negotiatedVersion(agentSide)).to.equal(undefined);
       expect((await call('initialize', { protocolVersion: 2 })).result).to.deep.include({ protocolVersion: 2 });
-      expect((await call('initialize', { protocolVersion: 1 })).error).to.deep.include({ code: -32600, data: 'the connection is already initialized' });
+      expect((await call('initialize', { protocolVersion: 1 })).error).to.deep.include({
+        code: -32600,
+        data: 'the connection is already initialized',
+      });
     });
   });
 
   describe('sessions and prompts', () => {
-    async function initialized(version: 1 | 2, options: Partial<AcpAgentOptions> = {}): Promise<{ sessionId: string } & ReturnType<typeof recordLines>> {
+    async function initialized(
+      version: 1 | 2,
+      options: Partial<AcpAgentOptions> = {},
+    ): Promise<{ sessionId: string } & ReturnType<typeof recordLines>> {
       serve(options);
       await call('initialize', { protocolVersion: version });
       const { sessionId } = (await call('session/new', { cwd: '/tmp', mcpServers: [] })).result as { sessionId: string };
       return { sessionId, ...recordLines(client) };
     }
 
-    it('answers session/new with the handler\'s fields and a generated sessionId, -32602 without a cwd', async () => {
+    it("answers session/new with the handler's fields and a generated sessionId, -32602 without a cwd", async () => {
       serve({ newSession: () => ({ modes: null }) });
       await call('initialize', { protocolVersion: 2 });
       const { result } = await call('session/new', { cwd: '/tmp' });
       expect(result).to.have.property('modes', null);
       expect((result as { sessionId: string }).sessionId).to.match(/^[0-9a-f-]{36}$/);
-      expect(await call('session/new', {})).to.deep.equal({ error: { code: -32602, message: 'Invalid params', data: '`cwd` must be a string' } });
+      expect(await call('session/new', {})).to.deep.equal({
+        error: { code: -32602, message: 'Invalid params', data: '`cwd` must be a string' },
+      });
     });
 
     it('answers -32002 for an unknown session and -32602 for an empty prompt', async () => {
@@ -138,7 +148,7 @@ describe('AcpAgent', () => {
       expect((await call('session/prompt', { sessionId, prompt: [] })).error).to.deep.include({ code: -32602 });
     });
 
-    it('v2: answers {messageId}, then user_message, running, the turn\'s updates and idle with its stop reason', async () => {
+    it("v2: answers {messageId}, then user_message, running, the turn's updates and idle with its stop reason", async () => {
       const { sessionId, lines } = await initialized(2, {
         prompt: (turn) => {
           turn.sendText('a');
@@ -166,7 +176,15 @@ describe('AcpAgent', () => {
       await call('session/prompt', { sessionId, prompt: TEXT });
       await flushAgentToClient();
       expect(JSON.parse(lines[lines.length - 1]!)).to.deep.include({
-        params: { sessionId, update: { sessionUpdate: 'state_update', state: 'idle', stopReason: 'error', error: { code: -32001, message: 'model failed', data: { retry: false } } } },
+        params: {
+          sessionId,
+          update: {
+            sessionUpdate: 'state_update',
+            state: 'idle',
+            stopReason: 'error',
+            error: { code: -32001, message: 'model failed', data: { retry: false } },
+          },
+        },
       });
     });
 
@@ -199,8 +217,16 @@ describe('AcpAgent', () => {
       });
       expect(await call('session/prompt', { sessionId, prompt: TEXT })).to.deep.equal({ result: { stopReason: 'end_turn' } });
       expect(lines.map((line) => JSON.parse(line) as { params: unknown })).to.deep.equal([
-        { jsonrpc: '2.0', method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'a' } } } },
-        { jsonrpc: '2.0', method: 'session/update', params: { sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'b' } } } },
+        {
+          jsonrpc: '2.0',
+          method: 'session/update',
+          params: { sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'a' } } },
+        },
+        {
+          jsonrpc: '2.0',
+          method: 'session/update',
+          params: { sessionId, update: { sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'b' } } },
+        },
       ]);
     });
 
@@ -217,7 +243,10 @@ describe('AcpAgent', () => {
       expect(await first).to.deep.equal({ result: { stopReason: 'cancelled' } });
       const second = client.sendRequest('session/prompt', { sessionId, prompt: TEXT });
       second.cancel();
-      const error = await second.then(() => undefined, (reason: unknown) => reason);
+      const error = await second.then(
+        () => undefined,
+        (reason: unknown) => reason,
+      );
       expect(error).to.be.instanceOf(RpcError).and.to.include({ code: -32800 });
       expect(turns.map((turn) => turn.isCancelled)).to.deep.equal([true, true]);
     });
@@ -246,7 +275,7 @@ describe('AcpAgent', () => {
       expect(await held).to.deep.equal({ error: { code: -32800, message: 'Request cancelled' } });
     });
 
-    it('calls onCancelSession with every session/cancel\'s params', async () => {
+    it("calls onCancelSession with every session/cancel's params", async () => {
       const seen: unknown[] = [];
       await initialized(2, { onCancelSession: (params) => seen.push(params) });
       client.sendNotification('session/cancel', { sessionId: 'any' });

@@ -39,7 +39,7 @@ describe('AcpClient handlers', () => {
     expect(sent).to.deep.include({ clientCapabilities: { fs: { readTextFile: true, writeTextFile: false }, terminal: true } });
   });
 
-  it('answers fs/read_text_file with the handler\'s result and fs/write_text_file with {} when it returns nothing', async () => {
+  it("answers fs/read_text_file with the handler's result and fs/write_text_file with {} when it returns nothing", async () => {
     const written: unknown[] = [];
     await initializedClient({
       fs: {
@@ -62,29 +62,39 @@ describe('AcpClient handlers', () => {
     expect(await agent.sendRequest('terminal/release', params)).to.deep.equal({});
   });
 
-  it('throws TypeError for a terminal set missing a handler, and answers a handler\'s RpcError as is', async () => {
+  it("throws TypeError for a terminal set missing a handler, and answers a handler's RpcError as is", async () => {
     const partial = { create: TERMINAL.create } as unknown as TerminalHandlers;
     expect(() => new AcpClient(clientSide).handle({ terminal: partial })).to.throw(TypeError, 'terminal.output must be a function');
     await initializedClient({ fs: { readTextFile: () => Promise.reject(new RpcError(-32002, 'Resource not found', { uri: '/x' })) } });
-    const error = await agent.sendRequest('fs/read_text_file', { sessionId: 's', path: '/x' }).then(() => undefined, (reason: unknown) => reason);
-    expect(error).to.be.instanceOf(RpcError).and.to.deep.include({ code: -32002, data: { uri: '/x' } });
+    const error = await agent.sendRequest('fs/read_text_file', { sessionId: 's', path: '/x' }).then(
+      () => undefined,
+      (reason: unknown) => reason,
+    );
+    expect(error)
+      .to.be.instanceOf(RpcError)
+      .and.to.deep.include({ code: -32002, data: { uri: '/x' } });
   });
 
   it('removes the handlers when the registration is disposed', async () => {
     const { client } = await initializedClient({});
     const registration = client.handle({ fs: { readTextFile: () => ({ content: 'x' }) } });
     registration.dispose();
-    const error = await agent.sendRequest('fs/read_text_file', { sessionId: 's', path: '/a' }).then(() => undefined, (reason: unknown) => reason);
+    const error = await agent.sendRequest('fs/read_text_file', { sessionId: 's', path: '/a' }).then(
+      () => undefined,
+      (reason: unknown) => reason,
+    );
     expect(error).to.be.instanceOf(RpcError).and.to.include({ code: -32601 });
   });
 
   describe('requestPermission', () => {
-    it('answers with the handler\'s outcome', async () => {
+    it("answers with the handler's outcome", async () => {
       await initializedClient({ requestPermission: () => ({ outcome: { outcome: 'selected', optionId: 'yes' } }) });
-      expect(await agent.sendRequest('session/request_permission', PERMISSION_V1)).to.deep.equal({ outcome: { outcome: 'selected', optionId: 'yes' } });
+      expect(await agent.sendRequest('session/request_permission', PERMISSION_V1)).to.deep.equal({
+        outcome: { outcome: 'selected', optionId: 'yes' },
+      });
     });
 
-    it('answers {outcome: cancelled} at once when the agent cancels the request, and aborts the handler\'s signal', async () => {
+    it("answers {outcome: cancelled} at once when the agent cancels the request, and aborts the handler's signal", async () => {
       let aborted!: () => void;
       const handlerAborted = new Promise<void>((resolve) => (aborted = resolve));
       await initializedClient({
@@ -103,7 +113,7 @@ describe('AcpClient handlers', () => {
       await handlerAborted;
     });
 
-    it('answers the session\'s pending permission requests {outcome: cancelled} when the client cancels its turn', async () => {
+    it("answers the session's pending permission requests {outcome: cancelled} when the client cancels its turn", async () => {
       let asked!: () => void;
       const isAsked = new Promise<void>((resolve) => (asked = resolve));
       const { client } = await initializedClient({

@@ -99,7 +99,12 @@ describe('AcpClient', () => {
       answerInitialize(1, { agentInfo: { name: 'old', version: '0.9' }, agentCapabilities: { loadSession: true }, authMethods: [] });
       expect(client.protocolVersion).to.equal(undefined);
       const agentInfo = await client.initialize();
-      expect(agentInfo).to.deep.include({ protocolVersion: 1, info: { name: 'old', version: '0.9' }, capabilities: { loadSession: true }, authMethods: [] });
+      expect(agentInfo).to.deep.include({
+        protocolVersion: 1,
+        info: { name: 'old', version: '0.9' },
+        capabilities: { loadSession: true },
+        authMethods: [],
+      });
       expect(client.protocolVersion).to.equal(1);
       expect(negotiatedVersion(clientSide)).to.equal(1);
       expect(client.agent).to.equal(agentInfo);
@@ -108,23 +113,39 @@ describe('AcpClient', () => {
     it('describes a v2 agent from its info, capabilities and raw result', async () => {
       const result = { protocolVersion: 2, info: { name: 'a', version: '1' }, capabilities: { session: {} } };
       agent.onRequest('initialize', () => result);
-      expect(await client.initialize()).to.deep.equal({ protocolVersion: 2, info: result.info, capabilities: { session: {} }, authMethods: [], result });
+      expect(await client.initialize()).to.deep.equal({
+        protocolVersion: 2,
+        info: result.info,
+        capabilities: { session: {} },
+        authMethods: [],
+        result,
+      });
     });
 
     it('rejects with UnsupportedProtocolVersionError when the agent answers a version above the offer', async () => {
       answerInitialize(3);
-      const error = await client.initialize().then(() => undefined, (reason: unknown) => reason);
-      expect(error).to.be.instanceOf(UnsupportedProtocolVersionError).and.to.include({ code: 'ACP_WIRE_UNSUPPORTED_PROTOCOL_VERSION', offered: 2, answered: 3 });
+      const error = await client.initialize().then(
+        () => undefined,
+        (reason: unknown) => reason,
+      );
+      expect(error)
+        .to.be.instanceOf(UnsupportedProtocolVersionError)
+        .and.to.include({ code: 'ACP_WIRE_UNSUPPORTED_PROTOCOL_VERSION', offered: 2, answered: 3 });
       expect(client.protocolVersion).to.equal(undefined);
       expect(clientSide.isClosed).to.equal(false);
     });
 
-    it('rejects with the agent\'s -32022 refusal as it was sent', async () => {
+    it("rejects with the agent's -32022 refusal as it was sent", async () => {
       agent.onRequest('initialize', () => {
         throw new RpcError(-32022, 'Unsupported protocol version', { requested: 2, supported: [3] });
       });
-      const error = await client.initialize().then(() => undefined, (reason: unknown) => reason);
-      expect(error).to.be.instanceOf(RpcError).and.to.deep.include({ code: -32022, data: { requested: 2, supported: [3] } });
+      const error = await client.initialize().then(
+        () => undefined,
+        (reason: unknown) => reason,
+      );
+      expect(error)
+        .to.be.instanceOf(RpcError)
+        .and.to.deep.include({ code: -32022, data: { requested: 2, supported: [3] } });
     });
 
     it('keeps the previous state when a later initialize fails', async () => {
@@ -134,7 +155,10 @@ describe('AcpClient', () => {
         throw new RpcError(-32603, 'Internal error', 'nope');
       });
       const first = await client.initialize();
-      await client.initialize().then(() => expect.fail('resolved'), () => undefined);
+      await client.initialize().then(
+        () => expect.fail('resolved'),
+        () => undefined,
+      );
       expect(client.agent).to.equal(first);
       expect(client.protocolVersion).to.equal(2);
     });
@@ -189,13 +213,13 @@ describe('AcpClient', () => {
       });
       const turn = client.prompt({ sessionId: 's', prompt: TEXT });
       const texts: string[] = [];
-      for await (const update of turn) texts.push(((update as { content: { text: string } }).content).text);
+      for await (const update of turn) texts.push((update as { content: { text: string } }).content.text);
       expect(await turn).to.deep.equal({ version: 1, stopReason: 'end_turn', messageId: undefined, response: { stopReason: 'end_turn' } });
       expect(texts).to.deep.equal(['a', 'b']);
       expect(turn.messageId).to.equal(undefined);
     });
 
-    it('cancel() sends session/cancel once, and the turn ends with the agent\'s cancelled answer', async () => {
+    it("cancel() sends session/cancel once, and the turn ends with the agent's cancelled answer", async () => {
       const cancels: unknown[] = [];
       agent.onNotification('session/cancel', (params) => cancels.push(params));
       agent.onRequest('session/prompt', (_params, responder) => {
@@ -223,7 +247,7 @@ describe('AcpClient', () => {
       expect(cancels).to.deep.equal([{ sessionId: 's' }]);
     });
 
-    it('turn.request.cancel() sends $/cancel_request and the turn rejects with the agent\'s -32800', async () => {
+    it("turn.request.cancel() sends $/cancel_request and the turn rejects with the agent's -32800", async () => {
       const cancels: unknown[] = [];
       agent.onNotification('$/cancel_request', (params) => cancels.push(params));
       agent.onRequest('session/prompt', (_params, responder) => {
@@ -231,7 +255,10 @@ describe('AcpClient', () => {
       });
       const turn = client.prompt({ sessionId: 's', prompt: TEXT });
       turn.request.cancel();
-      const error = await turn.then(() => undefined, (reason: unknown) => reason);
+      const error = await turn.then(
+        () => undefined,
+        (reason: unknown) => reason,
+      );
       expect(error).to.be.instanceOf(RpcError).and.to.include({ code: -32800 });
       expect(cancels).to.deep.equal([{ requestId: turn.request.id }]);
     });
@@ -263,12 +290,15 @@ describe('AcpClient', () => {
       expect(iterated).to.deep.equal(seen);
     });
 
-    it('rejects with the agent\'s error answer (a prompt cancelled before insertion)', async () => {
+    it("rejects with the agent's error answer (a prompt cancelled before insertion)", async () => {
       agent.onRequest('session/prompt', () => {
         throw RpcError.requestCancelled();
       });
       const turn = client.prompt({ sessionId: 's', prompt: TEXT });
-      const error = await turn.then(() => undefined, (reason: unknown) => reason);
+      const error = await turn.then(
+        () => undefined,
+        (reason: unknown) => reason,
+      );
       expect(error).to.be.instanceOf(RpcError).and.to.include({ code: -32800 });
       expect(turn.isDone).to.equal(true);
     });
@@ -283,9 +313,17 @@ describe('AcpClient', () => {
         }
       })();
       await clientSide.close();
-      const error = await turn.then(() => undefined, (reason: unknown) => reason);
+      const error = await turn.then(
+        () => undefined,
+        (reason: unknown) => reason,
+      );
       expect(error).to.be.instanceOf(ConnectionClosedError);
-      expect(await iteration.then(() => undefined, (reason: unknown) => reason)).to.equal(error);
+      expect(
+        await iteration.then(
+          () => undefined,
+          (reason: unknown) => reason,
+        ),
+      ).to.equal(error);
     });
   });
 
@@ -325,7 +363,7 @@ describe('AcpClient', () => {
       expect(seen).to.deep.equal(['s2']);
     });
 
-    it('stops delivering once disposed, and releases the connection\'s handler after the last one', async () => {
+    it("stops delivering once disposed, and releases the connection's handler after the last one", async () => {
       const seen: string[] = [];
       const unclaimed: string[] = [];
       clientSide.onAnyNotification((_params, message) => unclaimed.push(message.method));

@@ -29,12 +29,17 @@ describe('Conductor lifecycle', function () {
   describe('when a component cannot be started', () => {
     it('answers every request the client sends -32603, naming the component, its command and the cause (ENOENT)', async () => {
       const conductor = new Conductor({ client: client.right, components: [MISSING], stderr: 'ignore' });
-      for (const [method, id] of [['initialize', 1], ['session/new', 2]] as const) {
+      for (const [method, id] of [
+        ['initialize', 1],
+        ['session/new', 2],
+      ] as const) {
         const error = await client.left.sendRequest(method, {}).then(undefined, (e: unknown) => e);
-        expect(error).to.be.instanceOf(RpcError).and.deep.include({
-          code: -32603,
-          data: notStartedData('agent', MISSING, 'ENOENT', 'acp-wire-no-such-program'),
-        });
+        expect(error)
+          .to.be.instanceOf(RpcError)
+          .and.deep.include({
+            code: -32603,
+            data: notStartedData('agent', MISSING, 'ENOENT', 'acp-wire-no-such-program'),
+          });
         expect(await client.fromRight.take()).to.equal(
           `{"jsonrpc":"2.0","id":${id},"error":{"code":-32603,"message":"Internal error","data":${JSON.stringify(notStartedData('agent', MISSING, 'ENOENT', 'acp-wire-no-such-program'))}}}`,
         );
@@ -68,7 +73,10 @@ describe('Conductor lifecycle', function () {
     });
 
     it('throws RangeError for a negative notStartedLingerMs, starting nothing', () => {
-      expect(() => new Conductor({ client: client.right, components: [MISSING], notStartedLingerMs: -1 })).to.throw(RangeError, /notStartedLingerMs/);
+      expect(() => new Conductor({ client: client.right, components: [MISSING], notStartedLingerMs: -1 })).to.throw(
+        RangeError,
+        /notStartedLingerMs/,
+      );
     });
   });
 
@@ -99,7 +107,11 @@ describe('Conductor lifecycle', function () {
     it('closes the chain at the end of an `await using` scope, reaping every child', async () => {
       let components: Conductor['components'] = [];
       {
-        await using conductor = new Conductor({ client: client.right, components: [PASSTHROUGH_COMMAND, PASSTHROUGH_COMMAND], stderr: 'ignore' });
+        await using conductor = new Conductor({
+          client: client.right,
+          components: [PASSTHROUGH_COMMAND, PASSTHROUGH_COMMAND],
+          stderr: 'ignore',
+        });
         components = conductor.components;
       }
       expect(components.map((component) => component.child!.exitCode)).to.deep.equal([0, 0]);

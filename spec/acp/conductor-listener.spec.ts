@@ -40,10 +40,16 @@ describe('listenConductor()', function () {
   const clients: Connection[] = [];
   const started: Conductor[] = [];
   const records: string[] = [];
-  const logger = (name: string) => ({ traces: false, log: (level: LogLevel, message: string) => void records.push(`${name} ${level} ${message}`) });
+  const logger = (name: string) => ({
+    traces: false,
+    log: (level: LogLevel, message: string) => void records.push(`${name} ${level} ${message}`),
+  });
 
   async function listen(options: Partial<ConductorListenerOptions> = {}): Promise<ConductorListener> {
-    listener = await listenConductor({ port: 0 }, { components: [AGENT_COMMAND], logger, onChain: (chain) => started.push(chain), ...options });
+    listener = await listenConductor(
+      { port: 0 },
+      { components: [AGENT_COMMAND], logger, onChain: (chain) => started.push(chain), ...options },
+    );
     return listener;
   }
 
@@ -81,7 +87,9 @@ describe('listenConductor()', function () {
     const port = second.localPort;
     await once(second, 'close');
     // (The chain's own debug lines, such as the negotiated version, are not the listener's.)
-    expect(records.filter((record) => / (warn|error) /.test(record))).to.deep.equal([`conductor warn refused a client from 127.0.0.1:${port}: client limit reached (1 open)`]);
+    expect(records.filter((record) => / (warn|error) /.test(record))).to.deep.equal([
+      `conductor warn refused a client from 127.0.0.1:${port}: client limit reached (1 open)`,
+    ]);
     expect(started).to.have.length(1);
   });
 
@@ -131,7 +139,7 @@ describe('listenConductor()', function () {
   });
 
   describe('with a component named by a URL', () => {
-    it('connects it afresh for each chain, before the client\'s first message is read', async () => {
+    it("connects it afresh for each chain, before the client's first message is read", async () => {
       const agentConnections: Connection[] = [];
       await using agents = await listenTcp({ port: 0 }, (connection) => {
         agentConnections.push(connection);
@@ -160,7 +168,9 @@ describe('listenConductor()', function () {
       const error = await rejectionOf(talker.sendRequest('initialize', CLIENT_INIT));
       expect(error).to.be.instanceOf(ConnectionClosedError);
       expect(failures).to.have.length(1);
-      expect(failures[0]).to.be.instanceOf(ComponentConnectionError).and.include({ component: 'agent', url: `tcp://127.0.0.1:${port}`, code: 'ACP_WIRE_COMPONENT_CONNECTION' });
+      expect(failures[0])
+        .to.be.instanceOf(ComponentConnectionError)
+        .and.include({ component: 'agent', url: `tcp://127.0.0.1:${port}`, code: 'ACP_WIRE_COMPONENT_CONNECTION' });
       expect((failures[0] as Error).cause).to.have.property('code', 'ECONNREFUSED');
       expect(started).to.deep.equal([]);
       expect(records.filter((record) => record.includes('error'))).to.deep.equal([]);

@@ -118,7 +118,7 @@ describe('SentRequest', () => {
       );
     });
 
-    it('names the upstream request\'s method in incoming_transport_closed when the hop renames the request', async () => {
+    it("names the upstream request's method in incoming_transport_closed when the hop renames the request", async () => {
       hops.agent.onRequest('proxy/initialize', (_params, responder: Responder) => void hops.agent.once('close', () => responder));
       hops.proxyUp.onRequest('initialize', (params, responder: Responder) => {
         hops.proxyDown.sendRequest('proxy/initialize', params).forwardResponseTo(responder);
@@ -127,19 +127,23 @@ describe('SentRequest', () => {
       await hops.down.fromLeft.take(hasMethod('proxy/initialize'));
       void hops.agent.close();
       const error = await sent.then(undefined, (e: unknown) => e);
-      expect(error).to.be.instanceOf(RpcError).and.deep.include({
-        code: -32603,
-        data: { reason: 'incoming_transport_closed', method: 'initialize' },
-      });
+      expect(error)
+        .to.be.instanceOf(RpcError)
+        .and.deep.include({
+          code: -32603,
+          data: { reason: 'incoming_transport_closed', method: 'initialize' },
+        });
     });
 
     it('answers upstream at once when the downstream request already failed (connection closed before sending)', async () => {
       await hops.proxyDown.close();
       const error = await hops.client.sendRequest('slow').then(undefined, (e: unknown) => e);
-      expect(error).to.be.instanceOf(RpcError).and.deep.include({
-        code: -32603,
-        data: { reason: 'incoming_transport_closed', method: 'slow' },
-      });
+      expect(error)
+        .to.be.instanceOf(RpcError)
+        .and.deep.include({
+          code: -32603,
+          data: { reason: 'incoming_transport_closed', method: 'slow' },
+        });
     });
   });
 
@@ -170,7 +174,9 @@ describe('SentRequest', () => {
       await downstream.then(undefined, () => undefined);
       hops.proxyUp.onRequest('late', (_params, responder: Responder) => downstream.forwardResponseTo(responder));
       const error = await hops.client.sendRequest('late').then(undefined, (e: unknown) => e);
-      expect(error).to.be.instanceOf(RpcError).and.deep.include({ code: -32603, data: { reason: 'request_timeout', method: 'late' } });
+      expect(error)
+        .to.be.instanceOf(RpcError)
+        .and.deep.include({ code: -32603, data: { reason: 'request_timeout', method: 'late' } });
     });
 
     it('throws instead of handing the responder off when the request was detached and its answer discarded (regression, issue 5)', async () => {
@@ -349,10 +355,12 @@ describe('sendProxiedMessageTo()', () => {
   it('answers a request to a closed peer -32603 incoming_transport_closed', async () => {
     await hops.proxyDown.close();
     const error = await hops.client.sendRequest('late').then(undefined, (e: unknown) => e);
-    expect(error).to.be.instanceOf(RpcError).and.deep.include({
-      code: -32603,
-      data: { reason: 'incoming_transport_closed', method: 'late' },
-    });
+    expect(error)
+      .to.be.instanceOf(RpcError)
+      .and.deep.include({
+        code: -32603,
+        data: { reason: 'incoming_transport_closed', method: 'late' },
+      });
   });
 });
 

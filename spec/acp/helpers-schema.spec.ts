@@ -70,7 +70,12 @@ for (const version of [1, 2] as const) {
       waiting.cancel();
       expect((await waiting).stopReason).to.equal('cancelled');
       const unknown = client.prompt({ sessionId: 'unknown', prompt });
-      expect(await unknown.then(() => undefined, (error: unknown) => (error as RpcError).code)).to.equal(-32002);
+      expect(
+        await unknown.then(
+          () => undefined,
+          (error: unknown) => (error as RpcError).code,
+        ),
+      ).to.equal(-32002);
     });
 
     after(() => closeAll(clientSide, agentSide));

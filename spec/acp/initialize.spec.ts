@@ -105,7 +105,9 @@ describe('InitializeGate', () => {
       it(`refuses \`${method}\` with -32600 and data naming the method`, async () => {
         const answer = await call(method);
         expect(answer.error).to.deep.include({ code: -32600, message: 'Invalid Request' });
-        expect((answer.error as { data: unknown }).data).to.be.a('string').that.includes(method);
+        expect((answer.error as { data: unknown }).data)
+          .to.be.a('string')
+          .that.includes(method);
       });
     }
 

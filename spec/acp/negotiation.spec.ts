@@ -18,7 +18,7 @@ describe('protocol version negotiation', () => {
     expect({ versions: ACP_PROTOCOL_VERSIONS, offer: ACP_PROTOCOL_VERSION }).to.deep.equal({ versions: [1, 2], offer: 2 });
   });
 
-  describe('selectProtocolVersion() (the agent\'s side)', () => {
+  describe("selectProtocolVersion() (the agent's side)", () => {
     it('answers the requested version when supported, else the highest supported below it', () => {
       expect([1, 2, 3, 65535].map((requested) => selectProtocolVersion(requested))).to.deep.equal([1, 2, 2, 2]);
       expect(selectProtocolVersion(5, [4, 1, 3])).to.equal(4);
@@ -33,12 +33,18 @@ describe('protocol version negotiation', () => {
         }
       })();
       expect(error).to.be.instanceOf(RpcError);
-      expect((error as RpcError).toJSON()).to.deep.equal({ code: -32022, message: 'Unsupported protocol version', data: { requested: 1, supported: [2, 3] } });
+      expect((error as RpcError).toJSON()).to.deep.equal({
+        code: -32022,
+        message: 'Unsupported protocol version',
+        data: { requested: 1, supported: [2, 3] },
+      });
     });
 
     it('refuses a version that is not an integer from 0 to 65535 with -32602', () => {
       for (const requested of [undefined, null, '2', 1.5, -1, 65536, Number.NaN]) {
-        expect(() => selectProtocolVersion(requested), String(requested)).to.throw(RpcError).with.property('code', -32602);
+        expect(() => selectProtocolVersion(requested), String(requested))
+          .to.throw(RpcError)
+          .with.property('code', -32602);
       }
       expect(isProtocolVersion(0)).to.equal(true);
     });
@@ -49,7 +55,7 @@ describe('protocol version negotiation', () => {
     expect(unsupportedProtocolVersion(1, [2]).toJSON()).to.deep.equal({ code: sdk.code, message: sdk.message, data: sdk.data });
   });
 
-  describe('acceptProtocolVersion() (the client\'s side)', () => {
+  describe("acceptProtocolVersion() (the client's side)", () => {
     it('accepts an answer at or below the offer that the client speaks', () => {
       expect(acceptProtocolVersion(1, 2)).to.equal(1);
       expect(acceptProtocolVersion(2, 2)).to.equal(2);
@@ -57,7 +63,10 @@ describe('protocol version negotiation', () => {
 
     it('throws UnsupportedProtocolVersionError for an answer above the offer, unknown, or not a version', () => {
       for (const answered of [3, 0, '2', undefined]) {
-        expect(() => acceptProtocolVersion(answered, 2), String(answered)).to.throw(UnsupportedProtocolVersionError, 'offered 2, supported 1, 2');
+        expect(() => acceptProtocolVersion(answered, 2), String(answered)).to.throw(
+          UnsupportedProtocolVersionError,
+          'offered 2, supported 1, 2',
+        );
       }
       expect(() => acceptProtocolVersion(1, 2, [2])).to.throw(UnsupportedProtocolVersionError);
     });

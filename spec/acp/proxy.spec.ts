@@ -129,7 +129,9 @@ describe('ProxyComponent', () => {
         expect(await conductor.sendRequest(envelope, { method: 'fs/read', params: { path: '/x' } })).to.deep.equal({
           read: { path: '/x' },
         });
-        expect(await pair.fromRight.take(hasMethod('fs/read'))).to.equal('{"jsonrpc":"2.0","id":2,"method":"fs/read","params":{"path":"/x"}}');
+        expect(await pair.fromRight.take(hasMethod('fs/read'))).to.equal(
+          '{"jsonrpc":"2.0","id":2,"method":"fs/read","params":{"path":"/x"}}',
+        );
       });
     }
 
@@ -181,7 +183,9 @@ describe('ProxyComponent', () => {
     });
 
     it('lets a successor-side notification handler claim an unwrapped notification (#onSuccessorNotification)', async () => {
-      const seen = new Promise<unknown>((resolve) => proxy.onSuccessorNotification('session/update', (_params, message) => resolve(message)));
+      const seen = new Promise<unknown>((resolve) =>
+        proxy.onSuccessorNotification('session/update', (_params, message) => resolve(message)),
+      );
       conductor.sendNotification(PROXY_SUCCESSOR_METHOD, { method: 'session/update', params: { u: 2 } });
       expect(await seen).to.deep.equal({ jsonrpc: '2.0', method: 'session/update', params: { u: 2 } });
     });
@@ -291,7 +295,9 @@ describe('ProxyComponent', () => {
       expect(await cancelsFromProxy(pair, conductor)).to.deep.equal([
         `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${JSON.stringify(envelope.id)}}}`,
       ]);
-      expect(pair.fromRight.matching((_, line) => line.includes('"method":"proxy/successor","params":{"method":"$/cancel_request"'))).to.deep.equal([]);
+      expect(
+        pair.fromRight.matching((_, line) => line.includes('"method":"proxy/successor","params":{"method":"$/cancel_request"')),
+      ).to.deep.equal([]);
     });
   });
 });

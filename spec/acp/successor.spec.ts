@@ -103,7 +103,10 @@ describe('successor envelope', () => {
       expect(await pair.fromLeft.take(hasMethod('$/cancel_request'))).to.equal(
         `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${String(sent.id)}}}`,
       );
-      const error = await sent.then(() => undefined, (e: unknown) => e);
+      const error = await sent.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).to.include({ code: -32800 });
     });
   });

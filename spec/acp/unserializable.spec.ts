@@ -38,7 +38,9 @@ describe('ProxyComponent with a value that cannot be serialized again (issue 11,
     ({ raw, warnings } = rawPeer());
     new ProxyComponent(raw.connection);
     raw.send('{"jsonrpc":"2.0","id":"c1","method":"proxy/initialize","params":{}}');
-    expect(await raw.out.take()).to.equal('{"jsonrpc":"2.0","id":1,"method":"proxy/successor","params":{"method":"initialize","params":{}}}');
+    expect(await raw.out.take()).to.equal(
+      '{"jsonrpc":"2.0","id":1,"method":"proxy/successor","params":{"method":"initialize","params":{}}}',
+    );
     raw.send('{"jsonrpc":"2.0","id":1,"result":{}}');
     expect(await raw.out.take()).to.equal('{"jsonrpc":"2.0","id":"c1","result":{}}');
   });
@@ -46,12 +48,18 @@ describe('ProxyComponent with a value that cannot be serialized again (issue 11,
 
   it("answers the client-side request -32603 naming the cause when the successor's answer is nested 20,000 deep", async () => {
     raw.send('{"jsonrpc":"2.0","id":"c2","method":"session/new","params":{}}');
-    expect(await raw.out.take()).to.equal('{"jsonrpc":"2.0","id":2,"method":"proxy/successor","params":{"method":"session/new","params":{}}}');
+    expect(await raw.out.take()).to.equal(
+      '{"jsonrpc":"2.0","id":2,"method":"proxy/successor","params":{"method":"session/new","params":{}}}',
+    );
     raw.send(`{"jsonrpc":"2.0","id":2,"result":${DEEP}}`);
-    expect(await raw.out.take()).to.equal(`{"jsonrpc":"2.0","id":"c2","error":${unserializable('unserializable_response', 'session/new')}}`);
+    expect(await raw.out.take()).to.equal(
+      `{"jsonrpc":"2.0","id":"c2","error":${unserializable('unserializable_response', 'session/new')}}`,
+    );
     expect(raw.connection.isClosed).to.equal(false);
     raw.send('{"jsonrpc":"2.0","id":"c3","method":"session/new","params":{}}');
-    expect(await raw.out.take()).to.equal('{"jsonrpc":"2.0","id":3,"method":"proxy/successor","params":{"method":"session/new","params":{}}}');
+    expect(await raw.out.take()).to.equal(
+      '{"jsonrpc":"2.0","id":3,"method":"proxy/successor","params":{"method":"session/new","params":{}}}',
+    );
   });
 
   it("answers the successor's request -32603 naming the cause when its params are nested 20,000 deep", async () => {
@@ -68,7 +76,9 @@ describe('ProxyComponent with a value that cannot be serialized again (issue 11,
     expect(warning).to.be.instanceOf(NotificationHandlerError);
     expect(warning.cause).to.be.instanceOf(ForwardingError);
     expect((warning.cause as ForwardingError).cause).to.be.instanceOf(SerializationError);
-    expect((warning.cause as Error).message).to.equal(`the notification \`note\` was not forwarded: its params cannot be serialized (${CAUSE})`);
+    expect((warning.cause as Error).message).to.equal(
+      `the notification \`note\` was not forwarded: its params cannot be serialized (${CAUSE})`,
+    );
   });
 });
 

@@ -117,7 +117,7 @@ describe('summarize()', () => {
     expect(row.vsRaw).to.be.closeTo(0.9, 1e-9);
   });
 
-  it('gives the CPU ratio as raw CPU per operation over the library\'s (issue 14)', () => {
+  it("gives the CPU ratio as raw CPU per operation over the library's (issue 14)", () => {
     const cpuRun = (cpuUs: number) => ({ ops: 100, seconds: 1, latencyUs: undefined, failures: 0, cpuUs });
     const cpu: SideBySide = {
       cells: [

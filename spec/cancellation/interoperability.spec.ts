@@ -70,7 +70,9 @@ describe('Request cancellation: Interoperability', () => {
       const call = agent.call('_test/callClient', { method: 'client/slow', params: { n: 1 }, drop: true });
       const request = await agent.received.findMessage((m) => m.method === 'client/slow');
       const cancel = await agent.received.findMessage(isCancelFor(request.id));
-      expect(agent.received.lineOf(cancel)).to.equal(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${JSON.stringify(request.id)}}}`);
+      expect(agent.received.lineOf(cancel)).to.equal(
+        `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${JSON.stringify(request.id)}}}`,
+      );
       expect((await call).result).to.deep.equal({ dropped: true });
       // The peer still answers; the late answer is harmless and nothing more is sent for it.
       agent.send({ jsonrpc: '2.0', id: request.id, error: { code: -32800, message: 'Request cancelled' } });
@@ -115,7 +117,9 @@ describe('Request cancellation: Interoperability', () => {
         (error: unknown) => error,
       );
       sent.detach();
-      expect(await waiting).to.be.instanceOf(RequestDetachedError).and.include({ code: 'ACP_WIRE_REQUEST_DETACHED', method: 'work' });
+      expect(await waiting)
+        .to.be.instanceOf(RequestDetachedError)
+        .and.include({ code: 'ACP_WIRE_REQUEST_DETACHED', method: 'work' });
       await pair.fromLeft.findMessage((m) => m.method === 'work');
       held[0]!.respond({ ignored: true });
       await pair.fromRight.response(sent.id);

@@ -78,7 +78,11 @@ async function sendOne(connection: Connection, random: () => number): Promise<Se
   const controller = new AbortController();
   const forwarded = new AbortController();
   const useSignal = random() < 0.5;
-  const sent = connection.sendRequest('race', { mode: pick(MODES), ticks: Math.floor(random() * 4) }, useSignal ? { signal: controller.signal } : {});
+  const sent = connection.sendRequest(
+    'race',
+    { mode: pick(MODES), ticks: Math.floor(random() * 4) },
+    useSignal ? { signal: controller.signal } : {},
+  );
   const handle = sent.cancellationHandle();
   const useForwarding = random() < 0.3;
   if (useForwarding) sent.forwardCancellationFrom(forwarded.signal);
@@ -111,7 +115,9 @@ async function sendMany(connection: Connection, seed: number, count: number): Pr
   const random = seededRandom(seed);
   const records: Sent[] = [];
   for (let start = 0; start < count; start += BATCH) {
-    const batch = Array.from({ length: Math.min(BATCH, count - start) }, () => sendOne(connection, seededRandom(Math.floor(random() * 2 ** 32))));
+    const batch = Array.from({ length: Math.min(BATCH, count - start) }, () =>
+      sendOne(connection, seededRandom(Math.floor(random() * 2 ** 32))),
+    );
     records.push(...(await Promise.all(batch)));
   }
   return records;
@@ -130,9 +136,17 @@ function countById(tap: LineReader, predicate: (m: WireMessage) => boolean, key:
 
 /** Checks one direction: `records` were sent on `requests` (with their cancels) and answered on `responses`. */
 function checkDirection(records: Sent[], requests: LineReader, responses: LineReader): void {
-  const requestLines = countById(requests, (m) => m.method === 'race', (m) => m.id);
+  const requestLines = countById(
+    requests,
+    (m) => m.method === 'race',
+    (m) => m.id,
+  );
   const cancelLines = countById(requests, isCancelFor(), (m) => (m.params as { requestId: unknown }).requestId);
-  const responseLines = countById(responses, (m) => isResponse(m), (m) => m.id);
+  const responseLines = countById(
+    responses,
+    (m) => isResponse(m),
+    (m) => m.id,
+  );
   expect(requestLines.size).to.equal(records.length);
   expect([...cancelLines.keys()].filter((id) => !requestLines.has(id))).to.deep.equal([]);
   for (const record of records) {

@@ -4,13 +4,7 @@
  * target inside a helper function, then `collectGarbage()`, with a positive control.
  */
 import { expect } from 'chai';
-import {
-  ConnectionClosedError,
-  RequestCancellationHandle,
-  RpcError,
-  type Connection,
-  type SentRequest,
-} from '../../lib';
+import { ConnectionClosedError, RequestCancellationHandle, RpcError, type Connection, type SentRequest } from '../../lib';
 import { rejectionOf } from '../helpers/async';
 import { useWorkPair } from '../helpers/cancellation';
 import { collectGarbage } from '../helpers/events';

@@ -68,7 +68,9 @@ describe('SentRequest', () => {
       sent.cancel();
       await work.pair.fromLeft.findMessage(isCancelFor(sent.id));
       work.held[0]!.respondCancelled();
-      expect(await rejectionOf(sent)).to.be.instanceOf(RpcError).and.include({ code: -32800 });
+      expect(await rejectionOf(sent))
+        .to.be.instanceOf(RpcError)
+        .and.include({ code: -32800 });
     });
 
     it('returns true only for the call that enqueued the cancel', async () => {
@@ -229,11 +231,7 @@ describe('Connection#prepareRequest()', () => {
 });
 
 /** Runs one mix of cancellation triggers against one request; returns the cancel lines and `true` returns. */
-async function runMix(
-  run: TappedPair,
-  upstream: RawPeer,
-  order: readonly string[],
-): Promise<{ lines: number; trues: number }> {
+async function runMix(run: TappedPair, upstream: RawPeer, order: readonly string[]): Promise<{ lines: number; trues: number }> {
   const held: Responder[] = [];
   const upHeld: Responder[] = [];
   run.right.onRequest('work', (_params, responder) => void held.push(responder));

@@ -108,7 +108,9 @@ describe('Request cancellation: Unanswered Requests', () => {
       const [rejected, ...more] = responsesTo(peer, 2);
       expect(more).to.have.length(0);
       expect(rejected!.error).to.deep.include({ code: -32603, message: 'Internal error' });
-      expect((rejected!.error as { data: unknown }).data).to.be.a('string').that.includes('plain failure');
+      expect((rejected!.error as { data: unknown }).data)
+        .to.be.a('string')
+        .that.includes('plain failure');
     });
 
     it('sends no automatic response after a response was already sent', async () => {

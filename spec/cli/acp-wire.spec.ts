@@ -20,7 +20,13 @@ interface Run {
 
 /** Runs the command line to its end (stdin empty), bounded in time. */
 function acpWire(...args: string[]): Run {
-  const result = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', input: '', timeout: 15000, env: { ...process.env, ACP_WIRE_LOG: '' } });
+  const result = spawnSync(process.execPath, [CLI, ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    input: '',
+    timeout: 15000,
+    env: { ...process.env, ACP_WIRE_LOG: '' },
+  });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -42,12 +48,26 @@ describe('acp-wire (the command line)', function () {
       });
     }
 
-    for (const args of [['conduct', '--help'], ['conduct', '-h'], ['help', 'conduct'], ['conduct', '--tcp', 'x', '-h', AGENT_COMMAND]]) {
+    for (const args of [
+      ['conduct', '--help'],
+      ['conduct', '-h'],
+      ['help', 'conduct'],
+      ['conduct', '--tcp', 'x', '-h', AGENT_COMMAND],
+    ]) {
       it(`acp-wire ${args.map((arg) => (arg === AGENT_COMMAND ? '<agent>' : arg)).join(' ')} prints the conduct usage on stdout, exits 0 and starts nothing`, () => {
         const run = acpWire(...args);
         expect(run).to.deep.include({ status: 0, stderr: '' });
         expect(run.stdout.split('\n')[0]).to.equal(CONDUCT_USAGE);
-        for (const option of ['--trace', '--tcp PORT', '--listen ADDRESS', '--max-chains N', '--idle-timeout MS', '--kill-timeout MS', '--request-timeout MS', '-h, --help']) {
+        for (const option of [
+          '--trace',
+          '--tcp PORT',
+          '--listen ADDRESS',
+          '--max-chains N',
+          '--idle-timeout MS',
+          '--kill-timeout MS',
+          '--request-timeout MS',
+          '-h, --help',
+        ]) {
           expect(run.stdout).to.include(`  ${option} `);
         }
       });
@@ -68,21 +88,60 @@ describe('acp-wire (the command line)', function () {
       [['conduct', '--nope', AGENT_COMMAND], 'acp-wire conduct: unknown option --nope (see acp-wire conduct --help)'],
       [['conduct', '--tcp'], 'acp-wire conduct: --tcp needs a value (see acp-wire conduct --help)'],
       [['conduct', '--trace=1', AGENT_COMMAND], 'acp-wire conduct: --trace takes no value (see acp-wire conduct --help)'],
-      [['conduct', '--max-chains', '2', AGENT_COMMAND], 'acp-wire conduct: --max-chains needs --tcp or --listen (see acp-wire conduct --help)'],
-      [['conduct', '--tcp', '0', '--listen', '0', AGENT_COMMAND], 'acp-wire conduct: give --tcp or --listen, not both (see acp-wire conduct --help)'],
-      [['conduct', '--listen', '0', '--idle-timeout', '1000', AGENT_COMMAND], 'acp-wire conduct: --idle-timeout needs --tcp (see acp-wire conduct --help)'],
-      [['conduct', '--listen', 'wss://127.0.0.1:0/acp', AGENT_COMMAND], 'acp-wire conduct: --listen serves ws:// only (put a TLS proxy in front of it for wss://), got "wss://127.0.0.1:0/acp" (see acp-wire conduct --help)'],
-      [['conduct', '--listen', '::1:80', AGENT_COMMAND], 'acp-wire conduct: --listen needs PORT, HOST:PORT or ws://HOST:PORT/PATH, got "::1:80" (see acp-wire conduct --help)'],
-      [['conduct', '--listen', 'localhost:0x10', AGENT_COMMAND], 'acp-wire conduct: --listen needs a port from 0 to 65535, got "0x10" (see acp-wire conduct --help)'],
-      [['conduct', '--listen', 'ws://127.0.0.1:65536/acp', AGENT_COMMAND], 'acp-wire conduct: --listen needs PORT, HOST:PORT or ws://HOST:PORT/PATH, got "ws://127.0.0.1:65536/acp" (see acp-wire conduct --help)'],
-      [['serve', '--kill-timeout', '1.5', AGENT_COMMAND], 'acp-wire serve: --kill-timeout needs a number of milliseconds from 0 to 2147483647, got "1.5" (see acp-wire serve --help)'],
-      [['conduct', '--tcp', '0', '--max-chains', '0', AGENT_COMMAND], 'acp-wire conduct: --max-chains needs a number from 1 to 65535, got "0" (see acp-wire conduct --help)'],
-      [['conduct', '--tcp', '0', '--idle-timeout', '1s', AGENT_COMMAND], 'acp-wire conduct: --idle-timeout needs a number of milliseconds from 0 to 2147483647, got "1s" (see acp-wire conduct --help)'],
-      [['conduct', '--kill-timeout', '-5', AGENT_COMMAND], 'acp-wire conduct: --kill-timeout needs a number of milliseconds from 0 to 2147483647, got "-5" (see acp-wire conduct --help)'],
-      [['conduct', 'node "agent.js'], 'acp-wire conduct: cannot split the command "node \\"agent.js": a double quote is not closed (see acp-wire conduct --help)'],
+      [
+        ['conduct', '--max-chains', '2', AGENT_COMMAND],
+        'acp-wire conduct: --max-chains needs --tcp or --listen (see acp-wire conduct --help)',
+      ],
+      [
+        ['conduct', '--tcp', '0', '--listen', '0', AGENT_COMMAND],
+        'acp-wire conduct: give --tcp or --listen, not both (see acp-wire conduct --help)',
+      ],
+      [
+        ['conduct', '--listen', '0', '--idle-timeout', '1000', AGENT_COMMAND],
+        'acp-wire conduct: --idle-timeout needs --tcp (see acp-wire conduct --help)',
+      ],
+      [
+        ['conduct', '--listen', 'wss://127.0.0.1:0/acp', AGENT_COMMAND],
+        'acp-wire conduct: --listen serves ws:// only (put a TLS proxy in front of it for wss://), got "wss://127.0.0.1:0/acp" (see acp-wire conduct --help)',
+      ],
+      [
+        ['conduct', '--listen', '::1:80', AGENT_COMMAND],
+        'acp-wire conduct: --listen needs PORT, HOST:PORT or ws://HOST:PORT/PATH, got "::1:80" (see acp-wire conduct --help)',
+      ],
+      [
+        ['conduct', '--listen', 'localhost:0x10', AGENT_COMMAND],
+        'acp-wire conduct: --listen needs a port from 0 to 65535, got "0x10" (see acp-wire conduct --help)',
+      ],
+      [
+        ['conduct', '--listen', 'ws://127.0.0.1:65536/acp', AGENT_COMMAND],
+        'acp-wire conduct: --listen needs PORT, HOST:PORT or ws://HOST:PORT/PATH, got "ws://127.0.0.1:65536/acp" (see acp-wire conduct --help)',
+      ],
+      [
+        ['serve', '--kill-timeout', '1.5', AGENT_COMMAND],
+        'acp-wire serve: --kill-timeout needs a number of milliseconds from 0 to 2147483647, got "1.5" (see acp-wire serve --help)',
+      ],
+      [
+        ['conduct', '--tcp', '0', '--max-chains', '0', AGENT_COMMAND],
+        'acp-wire conduct: --max-chains needs a number from 1 to 65535, got "0" (see acp-wire conduct --help)',
+      ],
+      [
+        ['conduct', '--tcp', '0', '--idle-timeout', '1s', AGENT_COMMAND],
+        'acp-wire conduct: --idle-timeout needs a number of milliseconds from 0 to 2147483647, got "1s" (see acp-wire conduct --help)',
+      ],
+      [
+        ['conduct', '--kill-timeout', '-5', AGENT_COMMAND],
+        'acp-wire conduct: --kill-timeout needs a number of milliseconds from 0 to 2147483647, got "-5" (see acp-wire conduct --help)',
+      ],
+      [
+        ['conduct', 'node "agent.js'],
+        'acp-wire conduct: cannot split the command "node \\"agent.js": a double quote is not closed (see acp-wire conduct --help)',
+      ],
     ];
     for (const port of ['0x10', '1e3', ' 0', '-1', '65536', '1.5', '']) {
-      cases.push([['conduct', '--tcp', port, AGENT_COMMAND], `acp-wire conduct: --tcp needs a port from 0 to 65535, got ${JSON.stringify(port)} (see acp-wire conduct --help)`]);
+      cases.push([
+        ['conduct', '--tcp', port, AGENT_COMMAND],
+        `acp-wire conduct: --tcp needs a port from 0 to 65535, got ${JSON.stringify(port)} (see acp-wire conduct --help)`,
+      ]);
     }
     for (const [args, line] of cases) {
       it(`acp-wire ${args.map((arg) => (arg === AGENT_COMMAND ? '<agent>' : JSON.stringify(arg))).join(' ')}`, () => {
@@ -93,12 +152,26 @@ describe('acp-wire (the command line)', function () {
 
   describe('a bearer token with whitespace in ACP_WIRE_TOKEN: exit 2, one line, where the token is used', () => {
     const run = (...args: string[]): Run => {
-      const result = spawnSync(process.execPath, [CLI, ...args], { cwd: ROOT, encoding: 'utf8', input: '', timeout: 15000, env: { ...process.env, ACP_WIRE_LOG: '', ACP_WIRE_TOKEN: 'two words' } });
+      const result = spawnSync(process.execPath, [CLI, ...args], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        input: '',
+        timeout: 15000,
+        env: { ...process.env, ACP_WIRE_LOG: '', ACP_WIRE_TOKEN: 'two words' },
+      });
       return { status: result.status, stdout: result.stdout, stderr: result.stderr };
     };
-    for (const args of [['serve', AGENT_COMMAND], ['conduct', '--listen', '0', AGENT_COMMAND], ['conduct', 'ws://127.0.0.1:1/acp']]) {
+    for (const args of [
+      ['serve', AGENT_COMMAND],
+      ['conduct', '--listen', '0', AGENT_COMMAND],
+      ['conduct', 'ws://127.0.0.1:1/acp'],
+    ]) {
       it(`acp-wire ${args.map((arg) => (arg === AGENT_COMMAND ? '<agent>' : arg)).join(' ')}`, () => {
-        expect(run(...args)).to.deep.equal({ status: 2, stdout: '', stderr: `acp-wire ${args[0]}: ACP_WIRE_TOKEN must not hold whitespace (see acp-wire ${args[0]} --help)\n` });
+        expect(run(...args)).to.deep.equal({
+          status: 2,
+          stdout: '',
+          stderr: `acp-wire ${args[0]}: ACP_WIRE_TOKEN must not hold whitespace (see acp-wire ${args[0]} --help)\n`,
+        });
       });
     }
 
@@ -108,7 +181,11 @@ describe('acp-wire (the command line)', function () {
   });
 
   describe('operating-system errors: exit 1, one line naming the cause, no stack trace', () => {
-    for (const command of [['conduct', '--tcp'], ['conduct', '--listen'], ['serve', '--port']]) {
+    for (const command of [
+      ['conduct', '--tcp'],
+      ['conduct', '--listen'],
+      ['serve', '--port'],
+    ]) {
       it(`a port in use (${command.join(' ')}): cannot listen on 127.0.0.1:PORT: address already in use`, async () => {
         const server = createServer();
         server.listen(0, '127.0.0.1');

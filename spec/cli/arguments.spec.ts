@@ -21,13 +21,19 @@ describe('acp-wire arguments', () => {
     it('accepts 0 to 2^31 - 1 and refuses 2^31', () => {
       expect(parseMilliseconds('--idle-timeout', '0')).to.equal(0);
       expect(parseMilliseconds('--idle-timeout', '2147483647')).to.equal(2 ** 31 - 1);
-      expect(() => parseMilliseconds('--idle-timeout', '2147483648')).to.throw(UsageError, /^--idle-timeout needs a number of milliseconds/);
+      expect(() => parseMilliseconds('--idle-timeout', '2147483648')).to.throw(
+        UsageError,
+        /^--idle-timeout needs a number of milliseconds/,
+      );
     });
   });
 
   describe('parseDecimal()', () => {
     it('refuses a value below the minimum', () => {
-      expect(() => parseDecimal('--max-chains', '0', 'a number', 1, 10)).to.throw(UsageError, '--max-chains needs a number from 1 to 10, got "0"');
+      expect(() => parseDecimal('--max-chains', '0', 'a number', 1, 10)).to.throw(
+        UsageError,
+        '--max-chains needs a number from 1 to 10, got "0"',
+      );
     });
   });
 
@@ -47,7 +53,9 @@ describe('acp-wire arguments', () => {
       [['--tcp', '-x'], '--tcp needs a value; write --tcp=VALUE for a value that starts with -'],
     ] as const) {
       it(`throws a one-line UsageError for ${argv.join(' ')}: ${message}`, () => {
-        expect(() => parseCommandArguments(argv, OPTIONS)).to.throw(UsageError).with.property('message', message);
+        expect(() => parseCommandArguments(argv, OPTIONS))
+          .to.throw(UsageError)
+          .with.property('message', message);
       });
     }
 
@@ -93,7 +101,9 @@ describe('acp-wire arguments', () => {
       ['ws://h:1/acp?x=1', '--listen takes no query or fragment, got "ws://h:1/acp?x=1"'],
     ] as const) {
       it(`refuses ${JSON.stringify(text)} with a UsageError: ${message}`, () => {
-        expect(() => parseListen(text)).to.throw(UsageError).with.property('message', message);
+        expect(() => parseListen(text))
+          .to.throw(UsageError)
+          .with.property('message', message);
       });
     }
   });

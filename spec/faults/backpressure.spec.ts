@@ -159,7 +159,9 @@ describe('Connection whose peer stops reading (backpressure) (issue 7)', functio
     });
 
     it('stops reading once it holds more than 16 MiB', () => {
-      expect(atPause.bytesRead).to.be.greaterThan(BACKLOG_LIMIT).and.at.most(BACKLOG_LIMIT + 4 * CHUNK_BYTES);
+      expect(atPause.bytesRead)
+        .to.be.greaterThan(BACKLOG_LIMIT)
+        .and.at.most(BACKLOG_LIMIT + 4 * CHUNK_BYTES);
       expect(atPause.dispatched).to.be.below(COUNT / 10);
     });
 

@@ -36,7 +36,9 @@ describe('Connection whose peer half-closes (ends its write side) (issue 7)', ()
       const asked = track(peer.connection.sendRequest('ask'));
       peer.input.end(request(1, 'echo', [1]));
       await asked.done;
-      expect((asked.outcome as { reason: unknown }).reason).to.be.instanceOf(ConnectionClosedError).and.include({ reason: 'input ended', method: 'ask' });
+      expect((asked.outcome as { reason: unknown }).reason)
+        .to.be.instanceOf(ConnectionClosedError)
+        .and.include({ reason: 'input ended', method: 'ask' });
     });
 
     it('flushes the answers queued when the input ended, then ends its output', async () => {
@@ -86,7 +88,9 @@ describe('Connection whose peer half-closes (ends its write side) (issue 7)', ()
       const asked = track(peer.connection.sendRequest('ask'));
       const received = stderr.find((_, line) => line.startsWith('received '));
       await asked.done;
-      expect((asked.outcome as { reason: unknown }).reason).to.be.instanceOf(ConnectionClosedError).and.include({ reason: 'input ended' });
+      expect((asked.outcome as { reason: unknown }).reason)
+        .to.be.instanceOf(ConnectionClosedError)
+        .and.include({ reason: 'input ended' });
       expect(await received).to.equal('received [1,2,3,4,5]');
       expect(await childClosed(peer.child)).to.deep.equal({ code: 0, signal: null });
     });

@@ -107,7 +107,10 @@ function sendRandom(peer: ChildConnection, random: () => number): Sent[] {
 
 /** Kills the peer once `answered` requests have settled: SIGKILL from outside, or the peer kills itself mid-line. */
 async function killAt(peer: ChildConnection, sent: Sent[], style: Run['style'], answered: number): Promise<void> {
-  await nthSettled(sent.map((s) => s.done), answered);
+  await nthSettled(
+    sent.map((s) => s.done),
+    answered,
+  );
   if (style === 'external') {
     peer.child.kill('SIGKILL');
   } else {
@@ -164,7 +167,10 @@ describe('Connection to a peer process killed mid-request (issue 7)', function (
         expect(error.method, `seed ${run.seed}`).to.equal(s.params === 'killMidLine' ? 'killMidLine' : s.method);
       }
       const never = run.sent.filter((s) => s.method === 'wait' || s.method === 'callBack');
-      expect(never.every((s) => s.outcome().status === 'rejected'), `seed ${run.seed}`).to.equal(true);
+      expect(
+        never.every((s) => s.outcome().status === 'rejected'),
+        `seed ${run.seed}`,
+      ).to.equal(true);
     }
   });
 

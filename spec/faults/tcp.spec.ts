@@ -101,7 +101,9 @@ describe('Connection over a TCP socket that is reset or destroyed (issue 7)', ()
     rig.clientSocket.resetAndDestroy();
     await Promise.all(asked.map((s) => s.done));
     for (const { outcome } of asked) {
-      expect((outcome as { reason: unknown }).reason).to.be.instanceOf(ConnectionClosedError).and.include({ method: 'ask' });
+      expect((outcome as { reason: unknown }).reason)
+        .to.be.instanceOf(ConnectionClosedError)
+        .and.include({ method: 'ask' });
     }
     await rig.listener.close();
   });

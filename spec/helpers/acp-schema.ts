@@ -73,7 +73,9 @@ export function acpValidator(definition: string, version: SchemaVersion = 2): Va
 export function acpErrors(definition: string, value: unknown, version: SchemaVersion = 2): string[] {
   const validate = acpValidator(definition, version);
   if (validate(value)) return [];
-  return (validate.errors ?? []).map((error) => `v${version} ${definition}${error.instancePath} ${error.message ?? ''} ${JSON.stringify(error.params)}`);
+  return (validate.errors ?? []).map(
+    (error) => `v${version} ${definition}${error.instancePath} ${error.message ?? ''} ${JSON.stringify(error.params)}`,
+  );
 }
 
 /** One ACP method in one version: the side that sends it, and the `$defs` its params and result validate as. */
@@ -125,7 +127,7 @@ function definitionOf(side: 'agent' | 'client', method: string, version: SchemaV
   const schema = Object.hasOwn(METHODS[version], method) ? METHODS[version][method]! : undefined;
   if (!schema) return undefined;
   const definition: Definition = schema.sender === side || schema.sender === 'both' ? { params: schema.params } : { result: schema.result };
-  return definition.params ?? definition.result ? definition : undefined;
+  return (definition.params ?? definition.result) ? definition : undefined;
 }
 
 function lineErrors(side: 'agent' | 'client', line: string, method: string, version: SchemaVersion): string[] {

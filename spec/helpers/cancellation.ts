@@ -3,15 +3,7 @@
  * stdio) and a TCP server, each spoken to with raw lines through one {@link WireEndpoint}; a
  * capturing logger; and the work pair most sending-side specs share.
  */
-import {
-  createStderrLogger,
-  listenTcp,
-  type Connection,
-  type JsonValue,
-  type LogLevel,
-  type Logger,
-  type Responder,
-} from '../../lib';
+import { createStderrLogger, listenTcp, type Connection, type JsonValue, type LogLevel, type Logger, type Responder } from '../../lib';
 import type { LineReader } from './lines';
 import { isCancelFor, type WireMessage } from './messages';
 import { tappedPair, type TappedPair } from './peers';

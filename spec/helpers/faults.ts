@@ -4,5 +4,9 @@ import { ROOT, fixtureArgs } from './processes';
 
 /** Spawns the fault peer (with `gc` exposed) in `mode` and connects to it; its stderr is piped (read it with a LineReader). */
 export function spawnFaultPeer(mode: string, args: readonly string[] = [], options: ConnectionOptions = {}): ChildConnection {
-  return spawnConnection(process.execPath, ['--expose-gc', ...fixtureArgs('fault-peer', [mode, ...args])], { ...options, stderr: 'pipe', cwd: ROOT });
+  return spawnConnection(process.execPath, ['--expose-gc', ...fixtureArgs('fault-peer', [mode, ...args])], {
+    ...options,
+    stderr: 'pipe',
+    cwd: ROOT,
+  });
 }

@@ -2,16 +2,10 @@
 import { type FrameTooLargeError, type JsonParseError, LineDecoder, type DecoderOptions } from '../../lib';
 
 /** One report of a {@link LineDecoder}, in order. */
-export type DecoderEvent =
-  | { kind: 'value'; value: unknown; line: string }
-  | { kind: 'error'; error: JsonParseError | FrameTooLargeError };
+export type DecoderEvent = { kind: 'value'; value: unknown; line: string } | { kind: 'error'; error: JsonParseError | FrameTooLargeError };
 
 /** Feeds `chunks` to a new decoder, then ends it (unless `end` is false); returns every report. */
-export function decodeChunks(
-  chunks: readonly (string | Uint8Array)[],
-  options: DecoderOptions = {},
-  end = true,
-): DecoderEvent[] {
+export function decodeChunks(chunks: readonly (string | Uint8Array)[], options: DecoderOptions = {}, end = true): DecoderEvent[] {
   const events: DecoderEvent[] = [];
   const decoder = new LineDecoder(
     {

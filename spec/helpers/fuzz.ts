@@ -35,16 +35,13 @@ function withoutNegativeZero(value: JsonValue): JsonValue {
 }
 
 /** Any JSON value, with strings from the whole of Unicode (multi-byte UTF-8 included). */
-export const jsonValue: fc.Arbitrary<JsonValue> = (
-  fc.jsonValue({ maxDepth: 4, stringUnit: 'binary' }) as fc.Arbitrary<JsonValue>
-).map(withoutNegativeZero);
+export const jsonValue: fc.Arbitrary<JsonValue> = (fc.jsonValue({ maxDepth: 4, stringUnit: 'binary' }) as fc.Arbitrary<JsonValue>).map(
+  withoutNegativeZero,
+);
 
 const text = fc.string({ unit: 'binary', maxLength: 24 });
 const id = fc.oneof(fc.integer(), text, fc.constant(null));
-const params = fc.oneof(
-  fc.dictionary(text, jsonValue, { maxKeys: 5 }),
-  fc.array(jsonValue, { maxLength: 5 }),
-);
+const params = fc.oneof(fc.dictionary(text, jsonValue, { maxKeys: 5 }), fc.array(jsonValue, { maxLength: 5 }));
 const errorObject = fc.oneof(
   fc.record({ code: fc.integer(), message: text }),
   fc.record({ code: fc.integer(), message: text, data: jsonValue }),

@@ -204,7 +204,9 @@ export class LineReader {
     if (this.#isEnded) return Promise.reject(this.#failure(`ended without ${what}`));
     return new Promise<T>((resolve, reject) => {
       // Unref'd: a wait a test gave up on never keeps the run alive; mocha's own timer does meanwhile.
-      const timer = Number.isFinite(waitMs) ? setTimeout(() => waiter.fail(`saw no ${what} within ${waitMs} ms`), waitMs).unref() : undefined;
+      const timer = Number.isFinite(waitMs)
+        ? setTimeout(() => waiter.fail(`saw no ${what} within ${waitMs} ms`), waitMs).unref()
+        : undefined;
       const settle = (): void => {
         clearTimeout(timer);
         this.#waiters.delete(waiter);

@@ -44,7 +44,10 @@ export function ensureBuilt(): void {
   const isFresh = (): boolean => BUILT.every((file) => existsSync(file) && statSync(file).mtimeMs >= sources);
   if (!isFresh()) {
     const result = spawnSync('npx', ['tsc', '-p', '.'], { cwd: ROOT, encoding: 'utf8' });
-    if (!isFresh()) throw new Error(`the build did not produce fresh ${BUILT.map((file) => relative(ROOT, file)).join(', ')}:\n${result.stdout}${result.stderr}`);
+    if (!isFresh())
+      throw new Error(
+        `the build did not produce fresh ${BUILT.map((file) => relative(ROOT, file)).join(', ')}:\n${result.stdout}${result.stderr}`,
+      );
   }
   isBuilt = true;
 }

@@ -63,7 +63,15 @@ export interface TempHome {
 }
 
 /** Variables of the developer's environment that would change what a real peer does. */
-const PEER_VARIABLES = ['ACP_WIRE_LOG', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'CODEX_HOME', 'CODEX_API_KEY', 'ANTHROPIC_API_KEY', 'CLAUDE_CONFIG_DIR'];
+const PEER_VARIABLES = [
+  'ACP_WIRE_LOG',
+  'OPENAI_API_KEY',
+  'OPENAI_BASE_URL',
+  'CODEX_HOME',
+  'CODEX_API_KEY',
+  'ANTHROPIC_API_KEY',
+  'CLAUDE_CONFIG_DIR',
+];
 
 /** Creates a home directory under the system's temp directory. */
 export async function makeTempHome(prefix: string): Promise<TempHome> {

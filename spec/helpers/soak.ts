@@ -174,11 +174,22 @@ function sendPrepared(prepared: PreparedRequest, tools: StrategyTools): Promise<
   const handle = prepared.cancellationHandle();
   if (handle.cancel()) tools.report.violations.push('a handle cancelled a request before it was sent');
   const sent = prepared.send();
-  if (tools.random() < 0.5) later(tools.delay(), () => tools.tryCancel(() => sent.isSettled, () => handle.cancel()));
+  if (tools.random() < 0.5)
+    later(tools.delay(), () =>
+      tools.tryCancel(
+        () => sent.isSettled,
+        () => handle.cancel(),
+      ),
+    );
   return consume(sent, tools.report);
 }
 
-function applyStrategy(strategy: Strategy, sent: SentRequest, controller: AbortController | undefined, tools: StrategyTools): Promise<void> | undefined {
+function applyStrategy(
+  strategy: Strategy,
+  sent: SentRequest,
+  controller: AbortController | undefined,
+  tools: StrategyTools,
+): Promise<void> | undefined {
   const { delay, tryCancel, report } = tools;
   const settled = (): boolean => sent.isSettled;
   switch (strategy) {

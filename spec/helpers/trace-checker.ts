@@ -194,7 +194,9 @@ export class TraceChecker implements Logger {
     const expected = expectedAnswer((request.params as { b?: string } | undefined)?.b, request.cancelled);
     const actual = JSON.stringify('error' in message ? { error: message.error } : { result: message.result });
     if (actual !== expected) {
-      this.#violate(`answered ${key} (${JSON.stringify(request.params)}, cancelled ${request.cancelled}) with ${actual}, expected ${expected}`);
+      this.#violate(
+        `answered ${key} (${JSON.stringify(request.params)}, cancelled ${request.cancelled}) with ${actual}, expected ${expected}`,
+      );
     }
   }
 

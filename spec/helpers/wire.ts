@@ -164,7 +164,9 @@ export function itAnswersConcurrentRequests(exchange: () => LineExchange): void 
       id % 2 === 0 ? { jsonrpc: '2.0', id, method: 'sleep', params: { ms: id % 7 } } : { jsonrpc: '2.0', id, method: 'echo', params: [id] },
     );
     send(...requests);
-    const answers = (await lines.waitForLines(start + 1000)).slice(start).map((line) => JSON.parse(line) as { id: number; result: unknown });
+    const answers = (await lines.waitForLines(start + 1000))
+      .slice(start)
+      .map((line) => JSON.parse(line) as { id: number; result: unknown });
     expect(new Set(answers.map((answer) => answer.id)).size).to.equal(1000);
     for (const { id, result } of answers) expect(result).to.deep.equal(id % 2 === 0 ? { slept: id % 7 } : [id]);
     send({ jsonrpc: '2.0', id: 'last', method: 'echo' });

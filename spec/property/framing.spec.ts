@@ -53,7 +53,12 @@ describe('framing properties', function () {
           fc.boolean(),
           (garbage, messages, at, slack, end) => {
             const valid = ndjson(messages);
-            const longest = Math.max(...valid.toString('utf8').split('\n').map((l) => Buffer.byteLength(l)));
+            const longest = Math.max(
+              ...valid
+                .toString('utf8')
+                .split('\n')
+                .map((l) => Buffer.byteLength(l)),
+            );
             const bytes = Buffer.concat([garbage, Buffer.from('\n'), valid]);
             const events = decodeChunks(splitAt(bytes, at), { maxLineBytes: longest + slack }, end);
             const values = valuesOf(events);

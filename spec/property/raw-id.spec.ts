@@ -21,7 +21,10 @@ const numberToken = fc
     fc.option(fc.stringMatching(/^[0-9]{1,20}$/), { nil: undefined }),
     fc.option(fc.tuple(fc.constantFrom('e', 'E'), fc.constantFrom('', '+', '-'), fc.integer({ min: 0, max: 30 })), { nil: undefined }),
   )
-  .map(([negative, int, frac, exp]) => `${negative ? '-' : ''}${int}${frac === undefined ? '' : `.${frac}`}${exp === undefined ? '' : exp.join('')}`);
+  .map(
+    ([negative, int, frac, exp]) =>
+      `${negative ? '-' : ''}${int}${frac === undefined ? '' : `.${frac}`}${exp === undefined ? '' : exp.join('')}`,
+  );
 
 describe('raw id properties', function () {
   if (isLongFuzzRun) this.timeout(0);

@@ -53,7 +53,13 @@ const SCHEMA_REJECTION = /Error handling (notification|request|response)|Invalid
 
 const AGENT = commandLine('node', CONFORMANCE_AGENT);
 const PASSTHROUGH = commandLine('node', PASSTHROUGH_PROXY);
-const PACING = commandLine('node', '-r', require.resolve('ts-node/register/transpile-only'), join(ROOT, 'spec', 'fixtures', 'pacing-proxy.ts'), '60000');
+const PACING = commandLine(
+  'node',
+  '-r',
+  require.resolve('ts-node/register/transpile-only'),
+  join(ROOT, 'spec', 'fixtures', 'pacing-proxy.ts'),
+  '60000',
+);
 
 /** The agent commands acpx is pointed at (`--agent`). */
 const AGENTS = {
@@ -138,7 +144,10 @@ describe(`acpx ${installedVersion('acpx')} (real ACP v1 client) against the conf
     const run = acpx(home, AGENTS.slow, ['exec', PROMPT], { detached: true });
     await run.stdout.findText(/echo: /);
     const members = processGroupMembers(run.child.pid!);
-    expect(members.some((pid) => commandOf(pid).includes(CLI)), 'the conductor is in acpx\'s process group').to.equal(true);
+    expect(
+      members.some((pid) => commandOf(pid).includes(CLI)),
+      "the conductor is in acpx's process group",
+    ).to.equal(true);
     process.kill(-run.child.pid!, 'SIGINT');
     expect(await run.exited, run.stderr.text).to.deep.equal([0, null]);
     expect(run.stdout.text).not.to.include(REPLY);

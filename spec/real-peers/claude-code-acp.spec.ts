@@ -28,7 +28,9 @@ interface Run {
 
 /** The parsed line that answers request `id`. */
 function answerLine(stdout: LineReader, id: unknown): Record<string, unknown> {
-  const answers = stdout.lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((message) => message.id === id && !('method' in message));
+  const answers = stdout.lines
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((message) => message.id === id && !('method' in message));
   expect(answers, `answers to request ${String(id)}`).to.have.lengthOf(1);
   return answers[0]!;
 }
@@ -43,7 +45,12 @@ describe(`claude-code-acp ${installedVersion('@zed-industries/claude-code-acp')}
   function start(argv: readonly string[], label: string): Run {
     const [command, ...args] = argv;
     const peer = spawnConnection(command!, args, { cwd: ROOT, env: home.env(), stderr: 'pipe' });
-    return { peer, stdout: peerReader(peer.child.stdout!, `${label} stdout`), stderr: peerReader(peer.child.stderr!, `${label} stderr`), client: new AcpClient(peer.connection) };
+    return {
+      peer,
+      stdout: peerReader(peer.child.stdout!, `${label} stdout`),
+      stderr: peerReader(peer.child.stderr!, `${label} stderr`),
+      client: new AcpClient(peer.connection),
+    };
   }
 
   before(async () => {
@@ -51,7 +58,14 @@ describe(`claude-code-acp ${installedVersion('@zed-industries/claude-code-acp')}
     home = await makeTempHome('claude-code');
     direct = start([process.execPath, REAL_PEERS.claudeCodeAcp], 'claude-code-acp');
     conducted = start(
-      [process.execPath, CLI, 'conduct', commandLine('node', PASSTHROUGH_PROXY), commandLine('node', PASSTHROUGH_PROXY), commandLine('node', REAL_PEERS.claudeCodeAcp)],
+      [
+        process.execPath,
+        CLI,
+        'conduct',
+        commandLine('node', PASSTHROUGH_PROXY),
+        commandLine('node', PASSTHROUGH_PROXY),
+        commandLine('node', REAL_PEERS.claudeCodeAcp),
+      ],
       'acp-wire conduct',
     );
   });
@@ -73,7 +87,12 @@ describe(`claude-code-acp ${installedVersion('@zed-industries/claude-code-acp')}
 
   it('its session/new error reaches the client through the conductor exactly as the agent sent it', async () => {
     const outcomes = await Promise.all(
-      [direct, conducted].map(({ client }) => client.newSession({ cwd: home.path }).then(() => undefined, (error: unknown) => error)),
+      [direct, conducted].map(({ client }) =>
+        client.newSession({ cwd: home.path }).then(
+          () => undefined,
+          (error: unknown) => error,
+        ),
+      ),
     );
     for (const outcome of outcomes) expect(outcome, 'session/new without a login').to.be.instanceOf(RpcError);
     const [alone, chained] = outcomes as RpcError[];

@@ -71,7 +71,11 @@ function textOf(updates: readonly SessionUpdate[]): string {
 }
 
 /** Sends a prompt and collects its updates; `firstText` resolves with the first text chunk. */
-function promptAndCollect(client: AcpClient, sessionId: string, text: string): { turn: PromptTurn; updates: SessionUpdate[]; firstText: Promise<void> } {
+function promptAndCollect(
+  client: AcpClient,
+  sessionId: string,
+  text: string,
+): { turn: PromptTurn; updates: SessionUpdate[]; firstText: Promise<void> } {
   const updates: SessionUpdate[] = [];
   let onFirstText!: () => void;
   const firstText = new Promise<void>((resolve) => (onFirstText = resolve));
@@ -89,7 +93,9 @@ function promptAndCollect(client: AcpClient, sessionId: string, text: string): {
 
 /** The lines of `lines` that answer request `id` (a result or an error). */
 function answersTo(lines: readonly string[], id: number): unknown[] {
-  return lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((message) => message.id === id && ('result' in message || 'error' in message));
+  return lines
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((message) => message.id === id && ('result' in message || 'error' in message));
 }
 
 describe(`codex-acp ${installedVersion('@zed-industries/codex-acp')} (real agent) with a fake model on 127.0.0.1`, function () {
@@ -114,7 +120,11 @@ describe(`codex-acp ${installedVersion('@zed-industries/codex-acp')} (real agent
         const [command, ...args] = route.argv;
         peer = spawnConnection(command!, args, {
           cwd: ROOT,
-          env: home.env({ OPENAI_API_KEY: 'sk-fake-key-for-a-local-server', npm_config_offline: 'true', npm_config_update_notifier: 'false' }),
+          env: home.env({
+            OPENAI_API_KEY: 'sk-fake-key-for-a-local-server',
+            npm_config_offline: 'true',
+            npm_config_update_notifier: 'false',
+          }),
           stderr: 'pipe',
           killTimeoutMs: 2000,
         });
@@ -170,7 +180,9 @@ describe(`codex-acp ${installedVersion('@zed-industries/codex-acp')} (real agent
         } else {
           // The conductor drops it at the agent's hop; its trace shows that codex sent it.
           await stderr.findText(/Method not found.*\$\/cancel_request/);
-          expect(stdout.lines.filter((line) => !('id' in (JSON.parse(line) as object))).filter((line) => line.includes('"error"'))).to.deep.equal([]);
+          expect(
+            stdout.lines.filter((line) => !('id' in (JSON.parse(line) as object))).filter((line) => line.includes('"error"')),
+          ).to.deep.equal([]);
         }
         held.finish();
         expect(await turn).to.include({ version: 1, stopReason: 'end_turn' });
@@ -210,12 +222,16 @@ describe('a Ctrl-C of `acp-wire conduct` running codex-acp', function () {
 
   it('shuts the chain down and leaves no process of it behind', async () => {
     // A terminal's Ctrl-C goes to its foreground process group: here, a group of the conductor's own.
-    const conductor = spawn(process.execPath, [CLI, 'conduct', commandLine('node', PASSTHROUGH_PROXY), commandLine('node', REAL_PEERS.codexAcp)], {
-      cwd: ROOT,
-      env: home.env({ OPENAI_API_KEY: 'sk-fake-key-for-a-local-server' }),
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true,
-    });
+    const conductor = spawn(
+      process.execPath,
+      [CLI, 'conduct', commandLine('node', PASSTHROUGH_PROXY), commandLine('node', REAL_PEERS.codexAcp)],
+      {
+        cwd: ROOT,
+        env: home.env({ OPENAI_API_KEY: 'sk-fake-key-for-a-local-server' }),
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true,
+      },
+    );
     const exited = once(conductor, 'exit');
     const stdout = peerReader(conductor.stdout!, 'conductor stdout');
     const stderr = peerReader(conductor.stderr!, 'conductor stderr');

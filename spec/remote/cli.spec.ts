@@ -115,7 +115,9 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       await untilChildren(serve.child.pid!, 1);
       const agents = childrenOf(serve.child.pid!);
       expect(await stopCli(serve)).to.equal(143);
-      expect(await rejectionOf(sleeping)).to.have.property('name').that.matches(/ConnectionClosedError|RpcError/);
+      expect(await rejectionOf(sleeping))
+        .to.have.property('name')
+        .that.matches(/ConnectionClosedError|RpcError/);
       for (const agent of agents) expect(() => process.kill(agent, 0)).to.throw();
     });
 
@@ -155,7 +157,15 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       const { code } = await childClosed(run.child);
       expect(code).to.equal(0);
       expect(run.stdout.text.split('\n')[0]).to.equal('usage: acp-wire serve [options] [--] "<agent command>"');
-      for (const option of ['--host HOST', '--port PORT', '--path PATH', '--allow-origin ORIGIN', '--max-clients N', '--kill-timeout MS', '-h, --help']) {
+      for (const option of [
+        '--host HOST',
+        '--port PORT',
+        '--path PATH',
+        '--allow-origin ORIGIN',
+        '--max-clients N',
+        '--kill-timeout MS',
+        '-h, --help',
+      ]) {
         expect(run.stdout.text).to.include(`  ${option} `);
       }
     });
@@ -183,11 +193,15 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       sleeping.cancel();
       const error = await rejectionOf(sleeping);
       expect(error).to.be.instanceOf(RpcError).and.include({ code: -32800 });
-      const { notifications } = await client.sendRequest<{ notifications: { method: string; params: { requestId: unknown } }[] }>('_test/received');
+      const { notifications } = await client.sendRequest<{ notifications: { method: string; params: { requestId: unknown } }[] }>(
+        '_test/received',
+      );
       const cancels = notifications.filter((n) => n.method === '$/cancel_request');
       expect(cancels).to.have.length(1);
       // The agent's own trace names the id it received the sleep with: the cancel carries that one.
-      const received = [...serve.stderr.text.matchAll(/ trace <- (\{.*\})$/gm)].map((m) => JSON.parse(m[1]!) as { id?: unknown; method?: string });
+      const received = [...serve.stderr.text.matchAll(/ trace <- (\{.*\})$/gm)].map(
+        (m) => JSON.parse(m[1]!) as { id?: unknown; method?: string },
+      );
       const sleep = received.filter((m) => m.method === '_test/sleep');
       expect(sleep).to.have.length(1);
       expect(cancels[0]!.params.requestId).to.deep.equal(sleep[0]!.id);
@@ -197,12 +211,16 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       expect(await stopCli(serve)).to.equal(143);
     });
 
-    it('conduct on stdio connects a URL agent, and the client\'s exchange goes through it', async () => {
+    it("conduct on stdio connects a URL agent, and the client's exchange goes through it", async () => {
       const serve = await startCli(['serve', AGENT]);
       const chain = spawnConductor([serve.url]);
       const answer = parseMessage(await chain.request(0, 'initialize', CLIENT_INIT));
       expect(answer).to.have.nested.property('result.info.name', 'acp-wire-conformance-agent');
-      expect(parseMessage(await chain.request(1, '_test/echo', { via: 'stdio then ws' }))).to.deep.equal({ jsonrpc: '2.0', id: 1, result: { via: 'stdio then ws' } });
+      expect(parseMessage(await chain.request(1, '_test/echo', { via: 'stdio then ws' }))).to.deep.equal({
+        jsonrpc: '2.0',
+        id: 1,
+        result: { via: 'stdio then ws' },
+      });
       // The served agent runs while the chain does, and ends with it.
       await untilChildren(serve.child.pid!, 1);
       expect(await chain.stop()).to.deep.equal({ code: 0, signal: null });

@@ -8,7 +8,8 @@ import { CLI, CONFORMANCE_AGENT, spawnScript, useBuild, type SpawnedProcess } fr
 import { connectRawWebSocket, type RawWebSocket } from './remote-helpers';
 
 const CANCEL = (id: unknown): object => ({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } });
-const CANCELLED = (id: unknown): string => `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"error":{"code":-32800,"message":"Request cancelled"}}`;
+const CANCELLED = (id: unknown): string =>
+  `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"error":{"code":-32800,"message":"Request cancelled"}}`;
 
 describe('conformance agent over WebSocket (acp-wire serve)', () => {
   let serve: SpawnedProcess;

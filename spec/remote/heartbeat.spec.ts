@@ -71,7 +71,9 @@ describe('WebSocket heartbeat', () => {
     try {
       const port = (server.address() as AddressInfo).port;
       const client = await connectWebSocket(`ws://127.0.0.1:${port}/`, { heartbeat: { intervalMs: 20, timeoutMs: 50 } });
-      const closed = new Promise<string>((resolve) => client.once('close', (reason, error) => resolve(`closed (${reason}): ${String(error)}`)));
+      const closed = new Promise<string>((resolve) =>
+        client.once('close', (reason, error) => resolve(`closed (${reason}): ${String(error)}`)),
+      );
       expect(await Promise.race([closed, pinged.then(() => 'pinged again')])).to.equal('pinged again');
       await client.close();
     } finally {

@@ -90,7 +90,9 @@ describe('Streamable HTTP transport', () => {
       const sleeping = client.sendRequest('sleep', { ms: 60_000 });
       await client.sendRequest('echo');
       await listener.close();
-      expect(await rejectionOf(sleeping)).to.be.instanceOf(ConnectionClosedError).and.include({ method: 'sleep' });
+      expect(await rejectionOf(sleeping))
+        .to.be.instanceOf(ConnectionClosedError)
+        .and.include({ method: 'sleep' });
     });
 
     it('closes with an HttpStatusError cause when the server refuses the token', async () => {
@@ -123,7 +125,9 @@ describe('Streamable HTTP transport', () => {
       const { status, text, headers } = await post(INITIALIZE);
       expect(status).to.equal(200);
       expect(text).to.equal('{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":2}}');
-      expect(headers.get('acp-connection-id')).to.equal(accepted[0]!.info.connectionId).and.match(/^[0-9a-f-]{36}$/);
+      expect(headers.get('acp-connection-id'))
+        .to.equal(accepted[0]!.info.connectionId)
+        .and.match(/^[0-9a-f-]{36}$/);
     });
 
     it('answers 202 to a message of a connection, 404 after its DELETE', async () => {
@@ -135,7 +139,7 @@ describe('Streamable HTTP transport', () => {
       expect((await post({ jsonrpc: '2.0', method: 'note' }, { 'Acp-Connection-Id': id })).status).to.equal(404);
     });
 
-    it('refuses what the draft does not allow with the SDK server\'s statuses, and nothing reaches the agent', async () => {
+    it("refuses what the draft does not allow with the SDK server's statuses, and nothing reaches the agent", async () => {
       expect((await post(INITIALIZE, { 'Content-Type': 'text/plain' })).status).to.equal(415);
       expect(await post('{not json')).to.include({ status: 400, text: 'Invalid JSON' });
       expect(await post([INITIALIZE])).to.deep.include({
@@ -153,9 +157,15 @@ describe('Streamable HTTP transport', () => {
       const id = (await post(INITIALIZE)).headers.get('acp-connection-id')!;
       const prompt = { jsonrpc: '2.0', id: 1, method: 'session/prompt', params: { sessionId: 's', prompt: [] } };
       expect(await post(prompt, { 'Acp-Connection-Id': id })).to.include({ status: 400, text: 'Missing Acp-Session-Id' });
-      expect(await post(prompt, { 'Acp-Connection-Id': id, 'Acp-Session-Id': 'other' })).to.include({ status: 400, text: 'Mismatched Acp-Session-Id' });
+      expect(await post(prompt, { 'Acp-Connection-Id': id, 'Acp-Session-Id': 'other' })).to.include({
+        status: 400,
+        text: 'Mismatched Acp-Session-Id',
+      });
       const controller = new AbortController();
-      const events = await fetch(listener.httpUrl, { headers: { Accept: 'text/event-stream', 'Acp-Connection-Id': id }, signal: controller.signal });
+      const events = await fetch(listener.httpUrl, {
+        headers: { Accept: 'text/event-stream', 'Acp-Connection-Id': id },
+        signal: controller.signal,
+      });
       expect(events.status).to.equal(200);
       const second = await fetch(listener.httpUrl, { headers: { Accept: 'text/event-stream', 'Acp-Connection-Id': id } });
       expect(second.status).to.equal(409);

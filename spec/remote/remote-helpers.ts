@@ -69,7 +69,10 @@ export async function connectRawWebSocket(url: string, options: WebSocket.Client
 export async function upgradeStatus(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
   const ws = new WebSocket(url, { headers, perMessageDeflate: false });
   ws.on('error', () => {});
-  const [, response] = (await Promise.race([once(ws, 'unexpected-response'), once(ws, 'open')])) as [unknown, import('node:http').IncomingMessage?];
+  const [, response] = (await Promise.race([once(ws, 'unexpected-response'), once(ws, 'open')])) as [
+    unknown,
+    import('node:http').IncomingMessage?,
+  ];
   if (!response) {
     ws.terminate();
     throw new Error('the upgrade was accepted');

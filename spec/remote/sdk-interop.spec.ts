@@ -9,7 +9,15 @@ import { createWebSocketStream } from '@agentclientprotocol/sdk/experimental/ws-
 import { expect } from 'chai';
 import WebSocket from 'ws';
 import { serveConformanceAgent } from '../../examples/conformance-agent';
-import { RpcError, connectHttp, connectWebSocket, listenRemote, type Connection, type RemoteListener, type RemoteTransport } from '../../lib';
+import {
+  RpcError,
+  connectHttp,
+  connectWebSocket,
+  listenRemote,
+  type Connection,
+  type RemoteListener,
+  type RemoteTransport,
+} from '../../lib';
 import { rejectionOf } from '../helpers/async';
 import { LineRecorder } from '../helpers/acp-lines';
 import { acpErrors, agentLineErrors } from '../helpers/acp-schema';
@@ -54,7 +62,10 @@ for (const transport of ['websocket', 'http'] as RemoteTransport[]) {
       const withSdkClient = <T>(op: (ctx: acp.ClientContext) => Promise<T>): Promise<T> =>
         acp.client({ name: 'acp-wire-spec' }).connectWith(SDK_CLIENTS[transport]!(listener), op);
       const initialize = (ctx: acp.ClientContext): Promise<acp.InitializeResponse> =>
-        ctx.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, info: { name: 'acp-wire-spec', version: '1.0.0' } });
+        ctx.request(acp.methods.agent.initialize, {
+          protocolVersion: acp.PROTOCOL_VERSION,
+          info: { name: 'acp-wire-spec', version: '1.0.0' },
+        });
 
       it('initializes, prompts and streams the updates, every agent message valid ACP v2', async () => {
         const outcome = await withSdkClient(async (ctx) => {
@@ -70,8 +81,12 @@ for (const transport of ['websocket', 'http'] as RemoteTransport[]) {
         expect(outcome.init).to.deep.include({ protocolVersion: 2, capabilities: { session: {} } });
         expect(outcome.init.info.name).to.equal('acp-wire-conformance-agent');
         expect(outcome.text).to.equal('echo: hello over the network');
-        const sent = tap.sent.map((line) => JSON.parse(line) as { method?: string; params?: { update?: { sessionUpdate: string; state?: string } } });
-        const updates = sent.filter((m) => m.method === 'session/update').map((m) => `${m.params!.update!.sessionUpdate} ${m.params!.update!.state ?? ''}`.trim());
+        const sent = tap.sent.map(
+          (line) => JSON.parse(line) as { method?: string; params?: { update?: { sessionUpdate: string; state?: string } } },
+        );
+        const updates = sent
+          .filter((m) => m.method === 'session/update')
+          .map((m) => `${m.params!.update!.sessionUpdate} ${m.params!.update!.state ?? ''}`.trim());
         const kinds = updates.filter((kind, i) => kind !== updates[i - 1]);
         expect(kinds).to.deep.equal(['user_message', 'state_update running', 'agent_message_chunk', 'state_update idle']);
         const { checked, errors } = tap.schemaErrors('agent', 2);
@@ -85,7 +100,11 @@ for (const transport of ['websocket', 'http'] as RemoteTransport[]) {
           const session = await ctx.buildSession('/tmp').start();
           try {
             const controller = new AbortController();
-            const params = { sessionId: session.sessionId, prompt: [{ type: 'text' as const, text: 'held' }], _meta: { insertDelayMs: 60_000 } };
+            const params = {
+              sessionId: session.sessionId,
+              prompt: [{ type: 'text' as const, text: 'held' }],
+              _meta: { insertDelayMs: 60_000 },
+            };
             const prompt = ctx.request(acp.methods.agent.session.prompt, params, { cancellationSignal: controller.signal });
             await ctx.request('_test/echo', {});
             controller.abort();
@@ -97,7 +116,9 @@ for (const transport of ['websocket', 'http'] as RemoteTransport[]) {
         expect(error).to.be.instanceOf(acp.RequestError).and.include({ code: -32800 });
         const cancel = tap.received.find((line) => line.includes('$/cancel_request'))!;
         const { requestId } = (JSON.parse(cancel) as { params: { requestId: unknown } }).params;
-        expect(tap.sent).to.include(`{"jsonrpc":"2.0","id":${JSON.stringify(requestId)},"error":{"code":-32800,"message":"Request cancelled"}}`);
+        expect(tap.sent).to.include(
+          `{"jsonrpc":"2.0","id":${JSON.stringify(requestId)},"error":{"code":-32800,"message":"Request cancelled"}}`,
+        );
         expect(tap.schemaErrors('agent', 2).errors).to.deep.equal([]);
       });
     });
@@ -127,7 +148,14 @@ for (const transport of ['websocket', 'http'] as RemoteTransport[]) {
         expect(await client.sendRequest('session/prompt', { sessionId, prompt })).to.deep.equal({ messageId: 'sdk-message-1' });
         expect(updates).to.deep.equal([
           { sessionId, update: { sessionUpdate: 'user_message', messageId: 'sdk-message-1', content: prompt } },
-          { sessionId, update: { sessionUpdate: 'agent_message_chunk', messageId: 'sdk-message-1-reply', content: { type: 'text', text: 'sdk echo: hi SDK' } } },
+          {
+            sessionId,
+            update: {
+              sessionUpdate: 'agent_message_chunk',
+              messageId: 'sdk-message-1-reply',
+              content: { type: 'text', text: 'sdk echo: hi SDK' },
+            },
+          },
         ]);
         for (const line of tap.sent) expect(acpErrors('', JSON.parse(line)), line).to.deep.equal([]);
         const received = tap.received.map((line) => JSON.parse(line) as { id?: number; method?: string });
@@ -141,11 +169,17 @@ for (const transport of ['websocket', 'http'] as RemoteTransport[]) {
       it('cancels a request with $/cancel_request and gets -32800 from the SDK agent', async () => {
         await client.sendRequest('initialize', { protocolVersion: 2, info: { name: 'acp-wire', version: '1.0.0' } });
         const { sessionId } = await client.sendRequest<{ sessionId: string }>('session/new', { cwd: '/tmp', mcpServers: [] });
-        const prompt = client.sendRequest('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'held' }], _meta: { holdMs: 60_000 } });
+        const prompt = client.sendRequest('session/prompt', {
+          sessionId,
+          prompt: [{ type: 'text', text: 'held' }],
+          _meta: { holdMs: 60_000 },
+        });
         prompt.cancel();
         const error = await rejectionOf(prompt);
         expect(error).to.be.instanceOf(RpcError).and.include({ code: -32800 });
-        expect(tap.sent.filter((line) => line.includes('$/cancel_request'))).to.deep.equal(['{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}']);
+        expect(tap.sent.filter((line) => line.includes('$/cancel_request'))).to.deep.equal([
+          '{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":3}}',
+        ]);
       });
     });
   });

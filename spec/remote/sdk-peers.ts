@@ -44,7 +44,11 @@ export function sdkAgent(): acp.AgentApp {
       });
       await client.notify(acp.methods.client.session.update, {
         sessionId: params.sessionId,
-        update: { sessionUpdate: 'agent_message_chunk', messageId: `${messageId}-reply`, content: { type: 'text', text: `sdk echo: ${text}` } },
+        update: {
+          sessionUpdate: 'agent_message_chunk',
+          messageId: `${messageId}-reply`,
+          content: { type: 'text', text: `sdk echo: ${text}` },
+        },
       });
       return { messageId };
     });

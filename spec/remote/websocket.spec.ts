@@ -15,14 +15,7 @@ import {
 } from '../../lib';
 import { rejectionOf } from '../helpers/async';
 import { itAnswersAsWireMdSays } from '../helpers/wire';
-import {
-  closeOf,
-  connectRawWebSocket,
-  expectTcpHandles,
-  serveEcho,
-  tcpHandles,
-  type RawWebSocket,
-} from './remote-helpers';
+import { closeOf, connectRawWebSocket, expectTcpHandles, serveEcho, tcpHandles, type RawWebSocket } from './remote-helpers';
 
 describe('WebSocket transport', () => {
   let baseline: number;
@@ -60,7 +53,11 @@ describe('WebSocket transport', () => {
     });
 
     it('answers two messages in one frame with one -32700, not two answers', async () => {
-      socket.send('{"jsonrpc":"2.0","id":1,"method":"echo"}\n{"jsonrpc":"2.0","id":2,"method":"echo"}', { jsonrpc: '2.0', id: 3, method: 'echo' });
+      socket.send('{"jsonrpc":"2.0","id":1,"method":"echo"}\n{"jsonrpc":"2.0","id":2,"method":"echo"}', {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'echo',
+      });
       expect(await socket.lines.next(2)).to.deep.equal([
         '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}',
         '{"jsonrpc":"2.0","id":3,"result":null}',
@@ -96,7 +93,9 @@ describe('WebSocket transport', () => {
       expect(await socket.closed).to.deep.include({ code: 1003 });
       const { reason, error } = await accepted[0]!.closed;
       expect(reason).to.equal('input error');
-      expect(error).to.be.instanceOf(WebSocketCloseError).and.include({ closeCode: 1003, isLocal: true, code: 'ACP_WIRE_WEBSOCKET_CLOSED' });
+      expect(error)
+        .to.be.instanceOf(WebSocketCloseError)
+        .and.include({ closeCode: 1003, isLocal: true, code: 'ACP_WIRE_WEBSOCKET_CLOSED' });
     });
 
     it('closes with 1009 on a frame over maxPayload', async () => {
@@ -195,12 +194,15 @@ describe('WebSocket transport', () => {
       socket.ws.pause();
       // Many answers of ~1 KB each: far more than any buffer, so the server must stop reading.
       const count = 20_000;
-      for (let id = 1; id <= count; id++) socket.send({ jsonrpc: '2.0', id, method: 'echo', params: [big.slice(0, 900 - String(id).length)] });
+      for (let id = 1; id <= count; id++)
+        socket.send({ jsonrpc: '2.0', id, method: 'echo', params: [big.slice(0, 900 - String(id).length)] });
       await new Promise((resolve) => socket.ws.send(' ', resolve));
       const agent = accepted[0]!.connection;
       socket.ws.resume();
       const lines = await socket.lines.waitForLines(count + 1, 55_000); // within this test's 60 s
-      expect(lines.slice(1).map((line) => (JSON.parse(line) as { id: number }).id)).to.deep.equal(Array.from({ length: count }, (_, i) => i + 1));
+      expect(lines.slice(1).map((line) => (JSON.parse(line) as { id: number }).id)).to.deep.equal(
+        Array.from({ length: count }, (_, i) => i + 1),
+      );
       expect(agent.isClosed).to.equal(false);
       await socket.close();
     });

@@ -24,8 +24,27 @@ describe('connectWebSocket() over wss://', () => {
     this.timeout(30_000);
     const dir = mkdtempSync(join(tmpdir(), 'acp-wire-tls-'));
     try {
-      execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1',
-        '-days', '1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-subj',
+          '/CN=127.0.0.1',
+          '-addext',
+          'subjectAltName=IP:127.0.0.1',
+          '-days',
+          '1',
+          '-keyout',
+          join(dir, 'key.pem'),
+          '-out',
+          join(dir, 'cert.pem'),
+        ],
+        { stdio: 'ignore' },
+      );
       cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
       const key = readFileSync(join(dir, 'key.pem'), 'utf8');
       server = createServer({ cert, key });

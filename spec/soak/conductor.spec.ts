@@ -1,11 +1,5 @@
 import { expect } from 'chai';
-import {
-  Conductor,
-  configureIdleCollection,
-  createConnectionPair,
-  type Connection,
-  type ConductorOutcome,
-} from '../../lib';
+import { Conductor, configureIdleCollection, createConnectionPair, type Connection, type ConductorOutcome } from '../../lib';
 import { UnhandledRejections } from '../helpers/events';
 import { LineReader } from '../helpers/lines';
 import { CLI, CONFORMANCE_AGENT, ensureBuilt, PASSTHROUGH_PROXY } from '../helpers/processes';
@@ -46,7 +40,10 @@ describe('Race soak through the conductor with two proxies (issue 7)', function 
   const rejections = new UnhandledRejections();
   /** Our own connection's trace, and the conductor's side of each hop. */
   const ours = new TraceChecker();
-  const hops = Object.fromEntries(HOPS.map((name) => [name, new TraceChecker({ handlesSoak: false })])) as Record<(typeof HOPS)[number], TraceChecker>;
+  const hops = Object.fromEntries(HOPS.map((name) => [name, new TraceChecker({ handlesSoak: false })])) as Record<
+    (typeof HOPS)[number],
+    TraceChecker
+  >;
   let client: Connection;
   let conductor: Conductor;
   let stderr: LineReader[] = [];
@@ -75,12 +72,11 @@ describe('Race soak through the conductor with two proxies (issue 7)', function 
     const connections = [client, conductorEnd, ...conductor.components.map((c) => c.connection)];
     await drain(
       () => all.every((t) => t.outstanding() === 0) && connections.every((c) => c.pendingCount === 0),
-      () => `${JSON.stringify(Object.fromEntries(HOPS.map((h) => [h, hops[h].report()])))} stderr: ${stderr.flatMap((s) => s.lines).join(' | ')}`,
+      () =>
+        `${JSON.stringify(Object.fromEntries(HOPS.map((h) => [h, hops[h].report()])))} stderr: ${stderr.flatMap((s) => s.lines).join(' | ')}`,
       { progress: () => all.reduce((sum, t) => sum + t.lineCount, 0), collect: () => void client.sendRequest('_test/gc').then(noop, noop) },
     );
-    counts = Object.fromEntries(
-      connections.map((c, i) => [['test', ...HOPS][i]!, [c.pendingCount, c.inflightCount]]),
-    );
+    counts = Object.fromEntries(connections.map((c, i) => [['test', ...HOPS][i]!, [c.pendingCount, c.inflightCount]]));
     outcome = await conductor.close();
   });
 

@@ -82,7 +82,9 @@ describe('Race soak, in memory (issue 7)', function () {
   });
 
   it('leaves nothing pending or in flight on either side', () => {
-    expect([pair.left.pendingCount, pair.left.inflightCount, pair.right.pendingCount, pair.right.inflightCount]).to.deep.equal([0, 0, 0, 0]);
+    expect([pair.left.pendingCount, pair.left.inflightCount, pair.right.pendingCount, pair.right.inflightCount]).to.deep.equal([
+      0, 0, 0, 0,
+    ]);
   });
 
   it('leaves no rejection unhandled', () => {

@@ -79,7 +79,12 @@ describe('acp-wire trace options', function () {
     expect(url).to.equal(`http://127.0.0.1:${port}/`);
     expect(await chain.request(1, 'initialize', CLIENT_INIT)).to.match(/^\{"jsonrpc":"2\.0","id":1,"result"/);
     const events = JSON.parse((await get(Number(port), '/events')).body) as TraceEvent[];
-    expect(arrows(events)).to.deep.equal(['request Client→Proxy(0)', 'request Proxy(0)→Agent', 'response Agent→Proxy(0)', 'response Proxy(0)→Client']);
+    expect(arrows(events)).to.deep.equal([
+      'request Client→Proxy(0)',
+      'request Proxy(0)→Agent',
+      'response Agent→Proxy(0)',
+      'response Proxy(0)→Client',
+    ]);
     expect(await chain.stop()).to.deep.equal({ code: 0, signal: null });
     // The viewer ends with the chain.
     expect(await get(Number(port), '/events').catch((error: NodeJS.ErrnoException) => error.code)).to.equal('ECONNREFUSED');
@@ -137,7 +142,10 @@ describe('acp-wire trace options', function () {
 
   for (const [args, line] of [
     [['conduct', '--port', '1', AGENT_COMMAND], 'acp-wire conduct: --port needs --serve (see acp-wire conduct --help)'],
-    [['conduct', '--port', '1', '--trace-file', 'x.jsons', AGENT_COMMAND], 'acp-wire conduct: --port needs --serve (see acp-wire conduct --help)'],
+    [
+      ['conduct', '--port', '1', '--trace-file', 'x.jsons', AGENT_COMMAND],
+      'acp-wire conduct: --port needs --serve (see acp-wire conduct --help)',
+    ],
     [
       ['conduct', '--tcp', '0', '--trace-file', 'x.jsons', AGENT_COMMAND],
       'acp-wire conduct: --trace-file trace one chain: they cannot be used with --tcp (see acp-wire conduct --help)',
@@ -153,18 +161,28 @@ describe('acp-wire trace options', function () {
     [['conduct', '--trace-file'], 'acp-wire conduct: --trace-file needs a value (see acp-wire conduct --help)'],
     [['conduct', '--trace-file=', AGENT_COMMAND], 'acp-wire conduct: --trace-file needs a path, got "" (see acp-wire conduct --help)'],
     [['conduct', '--serve=1', AGENT_COMMAND], 'acp-wire conduct: --serve takes no value (see acp-wire conduct --help)'],
-    [['conduct', '--serve', '--port', '65536', AGENT_COMMAND], 'acp-wire conduct: --port needs a port from 0 to 65535, got "65536" (see acp-wire conduct --help)'],
+    [
+      ['conduct', '--serve', '--port', '65536', AGENT_COMMAND],
+      'acp-wire conduct: --port needs a port from 0 to 65535, got "65536" (see acp-wire conduct --help)',
+    ],
     [['trace'], 'acp-wire trace: give a trace subcommand: view (see acp-wire trace --help)'],
     [['trace', 'show', 'x.jsons'], 'acp-wire trace: unknown trace subcommand "show" (there is: view) (see acp-wire trace --help)'],
     [['trace', 'view'], 'acp-wire trace: view needs the path of a trace file (see acp-wire trace --help)'],
     [['trace', 'view', 'a.jsons', 'b.jsons'], 'acp-wire trace: view takes one trace file, got 2 (see acp-wire trace --help)'],
-    [['trace', 'view', 'a.jsons', '--port', 'x'], 'acp-wire trace: --port needs a port from 0 to 65535, got "x" (see acp-wire trace --help)'],
+    [
+      ['trace', 'view', 'a.jsons', '--port', 'x'],
+      'acp-wire trace: --port needs a port from 0 to 65535, got "x" (see acp-wire trace --help)',
+    ],
     [['trace', 'view', 'a.jsons', '--bogus'], 'acp-wire trace: unknown option --bogus (see acp-wire trace --help)'],
   ] as const) {
     it(`exits 2 with one line naming the problem, and nothing started, for: ${args.join(' ')}`, async () => {
       const child = run(args);
       const exit = await childClosed(child.child);
-      expect({ exit, stdout: child.stdout.text, stderr: child.stderr.text }).to.deep.equal({ exit: { code: 2, signal: null }, stdout: '', stderr: `${line}\n` });
+      expect({ exit, stdout: child.stdout.text, stderr: child.stderr.text }).to.deep.equal({
+        exit: { code: 2, signal: null },
+        stdout: '',
+        stderr: `${line}\n`,
+      });
     });
   }
 });

@@ -47,7 +47,10 @@ describe('parseTraceparent()', () => {
   });
 
   it('reads the first four fields of a later version and ignores what follows', () => {
-    expect(parseTraceparent('01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-comes-later')).to.include({ version: '01', flags: '01' });
+    expect(parseTraceparent('01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-comes-later')).to.include({
+      version: '01',
+      flags: '01',
+    });
   });
 });
 
@@ -56,7 +59,9 @@ describe('childTraceparent()', () => {
     const child = parseTraceparent(childTraceparent(VALID))!;
     expect(child.traceId).to.equal('4bf92f3577b34da6a3ce929d0e0e4736');
     expect(child.flags).to.equal('01');
-    expect(child.parentId).to.match(/^[0-9a-f]{16}$/).and.not.equal('00f067aa0ba902b7');
+    expect(child.parentId)
+      .to.match(/^[0-9a-f]{16}$/)
+      .and.not.equal('00f067aa0ba902b7');
     expect(childTraceparent(VALID, 'aaaaaaaaaaaaaaaa')).to.equal('00-4bf92f3577b34da6a3ce929d0e0e4736-aaaaaaaaaaaaaaaa-01');
   });
 
@@ -80,7 +85,10 @@ describe('withTraceContext() and withChildSpan()', () => {
   it('replaces only the traceparent for the next hop, and returns other params as they are', () => {
     const params = { x: 1, _meta: { traceparent: VALID, tracestate: 'a=1', baggage: 'k=v' } };
     const next = withChildSpan(params, 'bbbbbbbbbbbbbbbb') as typeof params;
-    expect(next).to.deep.equal({ x: 1, _meta: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-bbbbbbbbbbbbbbbb-01', tracestate: 'a=1', baggage: 'k=v' } });
+    expect(next).to.deep.equal({
+      x: 1,
+      _meta: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-bbbbbbbbbbbbbbbb-01', tracestate: 'a=1', baggage: 'k=v' },
+    });
     const invalid = { _meta: { traceparent: 'nonsense' } };
     for (const same of [invalid, { x: 1 }, [1, 2], undefined]) expect(withChildSpan(same)).to.equal(same);
   });
@@ -124,7 +132,9 @@ describe('trace context through a chain', function () {
     // The trace shows the span each hop received: one trace, a new parent on every hop, the
     // last one the span the agent was given.
     const hops = readTraceFile(file).filter((event) => event.type === 'request' && event.method === '_test/echo');
-    const received = hops.map((event) => parseTraceparent(((event as unknown as { params: { _meta: JsonObject } }).params._meta).traceparent)!);
+    const received = hops.map(
+      (event) => parseTraceparent((event as unknown as { params: { _meta: JsonObject } }).params._meta.traceparent)!,
+    );
     expect(hops.map((event) => event.to)).to.deep.equal(['Proxy(0)', 'Proxy(1)', 'Agent']);
     expect(received.map((parent) => parent.traceId)).to.deep.equal([client.traceId, client.traceId, client.traceId]);
     const parents = [client.parentId, ...received.map((parent) => parent.parentId)];

@@ -22,7 +22,9 @@ describe('TraceFileWriter', () => {
     const path = join(dir.path, 't.jsons');
     using file = TraceFileWriter.open(path);
     file.write(note(0.5));
-    expect(readFileSync(path, 'utf8')).to.equal('{"type":"notification","ts":0.5,"protocol":"acp","from":"Client","to":"Agent","method":"n","params":null}\n');
+    expect(readFileSync(path, 'utf8')).to.equal(
+      '{"type":"notification","ts":0.5,"protocol":"acp","from":"Client","to":"Agent","method":"n","params":null}\n',
+    );
     file.write(note(1));
     expect(readFileSync(path, 'utf8').split('\n')).to.have.length(3);
   });

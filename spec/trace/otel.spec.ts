@@ -84,7 +84,10 @@ describe('OpenTelemetry spans', function () {
     chain = startTracedChain(inProcessComponents());
     await chain.client.sendRequest('initialize', CLIENT_INIT);
     const client = { traceId: newTraceId(), parentId: newSpanId(), flags: '01' };
-    const echoed = (await chain.client.sendRequest('_test/echo', withTraceContext({ n: 1 }, { traceparent: formatTraceparent(client) }))) as {
+    const echoed = (await chain.client.sendRequest(
+      '_test/echo',
+      withTraceContext({ n: 1 }, { traceparent: formatTraceparent(client) }),
+    )) as {
       _meta: JsonObject;
     };
 
@@ -109,12 +112,21 @@ describe('OpenTelemetry spans', function () {
     const arrived = new Promise<void>((resolve) => (sleepArrived = resolve));
     chain = startTracedChain(inProcessComponents((method) => method === '_test/sleep' && sleepArrived()));
     await chain.client.sendRequest('initialize', CLIENT_INIT);
-    const sleep = chain.client.sendRequest('_test/sleep', withTraceContext({ ms: 60000 }, {
-      traceparent: formatTraceparent({ traceId: newTraceId(), parentId: newSpanId(), flags: '01' }),
-    }));
+    const sleep = chain.client.sendRequest(
+      '_test/sleep',
+      withTraceContext(
+        { ms: 60000 },
+        {
+          traceparent: formatTraceparent({ traceId: newTraceId(), parentId: newSpanId(), flags: '01' }),
+        },
+      ),
+    );
     await arrived;
     sleep.cancel();
-    const error = await sleep.then(() => undefined, (reason: unknown) => reason);
+    const error = await sleep.then(
+      () => undefined,
+      (reason: unknown) => reason,
+    );
     expect(error).to.be.instanceOf(RpcError).with.property('code', -32800);
 
     const spans = spansNamed(exporter, '_test/sleep');

@@ -42,7 +42,9 @@ function request(from: string, to: string, id: number, method: string, params: u
 
 /** A notification travelling from the agent to the client, one event per hop. */
 function toClient(method: string, params: unknown): object[] {
-  return [...HOPS].reverse().map(([to, from]) => ({ type: 'notification', protocol: 'acp', from, to, method, ...sessionOf(params), params }));
+  return [...HOPS]
+    .reverse()
+    .map(([to, from]) => ({ type: 'notification', protocol: 'acp', from, to, method, ...sessionOf(params), params }));
 }
 
 function sessionOf(params: unknown): { session?: string } {
@@ -106,7 +108,14 @@ describe('Conductor traceFile', function () {
       ...roundTrip('session/prompt', promptParams, [3, 3, 3], prompted),
       ...updates.flatMap((update) => toClient('session/update', update)),
       ...HOPS.map(([from, to]) => request(from, to, 4, '_test/sleep', { ms: 60000 })),
-      ...HOPS.map(([from, to]) => ({ type: 'notification', protocol: 'acp', from, to, method: '$/cancel_request', params: { requestId: 4 } })),
+      ...HOPS.map(([from, to]) => ({
+        type: 'notification',
+        protocol: 'acp',
+        from,
+        to,
+        method: '$/cancel_request',
+        params: { requestId: 4 },
+      })),
       ...[...HOPS].reverse().map(([to, from]) => ({ type: 'response', from, to, id: 4, is_error: true, payload: cancelError })),
     ];
     expect(canonical(events.map(withoutTs))).to.deep.equal(canonical(expected));
@@ -161,7 +170,9 @@ describe('Conductor traceFile', function () {
     // The agent numbers its own requests from 1; each proxy numbers the requests it sends to the
     // conductor (two envelopes before this one), so the ids differ hop by hop.
     expect(asks.map((event) => (event as { id: unknown }).id)).to.deep.equal([1, 4, 4]);
-    const answers = readTraceFile(file).filter((event) => event.type === 'response' && JSON.stringify(event.payload) === '{"answered":{"q":1}}');
+    const answers = readTraceFile(file).filter(
+      (event) => event.type === 'response' && JSON.stringify(event.payload) === '{"answered":{"q":1}}',
+    );
     expect(answers.map((event) => [event.from, event.to, (event as { id: unknown }).id])).to.deep.equal([
       ['Client', 'Proxy(0)', 4],
       ['Proxy(0)', 'Proxy(1)', 4],
@@ -192,4 +203,3 @@ describe('Conductor traceFile', function () {
       .with.property('code', 'ENOENT');
   });
 });
-

@@ -40,7 +40,10 @@ async function captureRealTrace(file: string): Promise<void> {
     const sleep = client.sendRequest('_test/sleep', { ms: 60000 });
     await chain.waitForEvent((event) => event.type === 'request' && event.method === '_test/sleep' && event.to === 'Agent');
     sleep.cancel();
-    const error = await sleep.then(() => undefined, (reason: unknown) => reason);
+    const error = await sleep.then(
+      () => undefined,
+      (reason: unknown) => reason,
+    );
     expect(error).to.be.instanceOf(RpcError);
   } finally {
     await chain.close();
@@ -135,13 +138,17 @@ describe('trace viewer page', function () {
     ]);
     for (const answer of automatic) expect(answer.label).to.contain('-32800 (automatic answer)');
     const cancelledRequests = await messages(page, 'g.msg.request[data-method="_test/sleep"]');
-    expect(cancelledRequests.map(({ label }) => label)).to.have.length(3).and.satisfy((labels: string[]) => labels.every((l) => l.endsWith('✕ cancelled')));
+    expect(cancelledRequests.map(({ label }) => label))
+      .to.have.length(3)
+      .and.satisfy((labels: string[]) => labels.every((l) => l.endsWith('✕ cancelled')));
     const previews = await page.$$eval('g.msg[data-method="session/update"] .preview', (texts) => texts.map((text) => text.textContent));
     expect(previews).to.include('“Tell me about the wire”');
     expect(await page.$$('line.span')).to.have.length.greaterThan(0);
 
     // The diagram scrolls inside the page: make the viewport as tall as the diagram to see it all.
-    const height = (await page.evaluate("document.querySelector('header').offsetHeight + document.getElementById('scroll').scrollHeight")) as number;
+    const height = (await page.evaluate(
+      "document.querySelector('header').offsetHeight + document.getElementById('scroll').scrollHeight",
+    )) as number;
     await page.setViewportSize({ width: 1280, height: Math.min(height, 6000) });
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'viewer.png') });
@@ -181,7 +188,16 @@ describe('trace viewer page', function () {
     const { page } = browser;
     await page.goto(viewer.url);
     await page.waitForSelector('#empty');
-    store.push({ type: 'request', ts: 0.001, protocol: 'acp', from: 'Client', to: 'Agent', id: 1, method: 'session/new', params: { cwd: '/' } });
+    store.push({
+      type: 'request',
+      ts: 0.001,
+      protocol: 'acp',
+      from: 'Client',
+      to: 'Agent',
+      id: 1,
+      method: 'session/new',
+      params: { cwd: '/' },
+    });
     await page.waitForSelector('g.msg.request[data-method="session/new"]');
     store.push({ type: 'response', ts: 0.004, from: 'Agent', to: 'Client', id: 1, is_error: false, payload: { sessionId: 's' } });
     await page.waitForSelector('g.msg.response');

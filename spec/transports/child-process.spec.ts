@@ -58,8 +58,17 @@ describe('spawnConnection()', () => {
     const [reason, error] = await closed;
     expect(reason).to.equal('peer exited');
     expect(error).to.have.property('code', 'ENOENT');
-    expect(await sent.then(() => undefined, (e: unknown) => e)).to.be.instanceOf(ConnectionClosedError).and.include({ method: 'never' });
-    expect(await exited).to.include({ code: null, signal: null }).and.have.property('error', error);
+    expect(
+      await sent.then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    )
+      .to.be.instanceOf(ConnectionClosedError)
+      .and.include({ method: 'never' });
+    expect(await exited)
+      .to.include({ code: null, signal: null })
+      .and.have.property('error', error);
   });
 
   it('kills a child that does not exit after its stdin ends, after killTimeoutMs', async () => {
@@ -110,7 +119,11 @@ describe('spawnConnection()', () => {
     });
 
     it('SIGTERMs the tree when its owner exits without closing it', async () => {
-      const owner = spawn(process.execPath, fixtureArgs('process-tree'), { cwd: ROOT, env: fixtureEnv(), stdio: ['ignore', 'pipe', 'inherit'] });
+      const owner = spawn(process.execPath, fixtureArgs('process-tree'), {
+        cwd: ROOT,
+        env: fixtureEnv(),
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       const exited = nextEvent<[number | null]>(owner, 'exit');
       const [line] = await new LineReader(owner.stdout!, { label: 'owner stdout' }).waitForLines(1);
       const [, wrapper, grandchild] = /^tree (\d+) (\d+)$/.exec(line!)!.map(Number);

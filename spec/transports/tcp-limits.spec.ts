@@ -72,9 +72,7 @@ describe('listenTcp() bounds', () => {
       const port = third.localPort;
       await once(third, 'close');
       expect(accepted).to.have.length(2);
-      expect(logger.records).to.deep.equal([
-        `warn refused a client from 127.0.0.1:${port}: connection limit reached (2 open)`,
-      ]);
+      expect(logger.records).to.deep.equal([`warn refused a client from 127.0.0.1:${port}: connection limit reached (2 open)`]);
     });
 
     it('serves a new client once a connection has closed', async () => {

@@ -1,7 +1,15 @@
 import { expect } from 'chai';
 import { Socket, createServer, type AddressInfo, type Server } from 'node:net';
 import { once } from 'node:events';
-import { ConnectionClosedError, connectTcp, listenTcp, type CloseReason, type Connection, type Responder, type TcpListener } from '../../lib';
+import {
+  ConnectionClosedError,
+  connectTcp,
+  listenTcp,
+  type CloseReason,
+  type Connection,
+  type Responder,
+  type TcpListener,
+} from '../../lib';
 import { nextEvent } from '../helpers/events';
 
 /** A port nothing listens on: bound, then released. */
@@ -85,14 +93,20 @@ describe('TCP transport', () => {
       const clientClosed = nextEvent<[CloseReason]>(client, 'close');
       await listener!.close();
       expect((await clientClosed)[0]).to.equal('input ended');
-      const error = await pending.then(() => undefined, (e: unknown) => e);
+      const error = await pending.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).to.be.instanceOf(ConnectionClosedError).and.include({ method: 'hold', reason: 'input ended' });
       expect(listener!.server.listening).to.equal(false);
       listener = undefined;
     });
 
     it('rejects with EADDRINUSE when the port is taken', async () => {
-      const error = await listenTcp({ port: listener!.port }, () => {}).then(() => undefined, (e: unknown) => e);
+      const error = await listenTcp({ port: listener!.port }, () => {}).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).to.have.property('code', 'EADDRINUSE');
     });
 
@@ -103,7 +117,10 @@ describe('TCP transport', () => {
 
   describe('connectTcp()', () => {
     it('rejects with ECONNREFUSED when nothing listens on the port', async () => {
-      const error = await connectTcp({ port: await freePort() }).then(() => undefined, (e: unknown) => e);
+      const error = await connectTcp({ port: await freePort() }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).to.have.property('code', 'ECONNREFUSED');
     });
 

@@ -86,14 +86,20 @@ describe('acp-wire conduct, ending', function () {
       return started;
     }
 
-    it('keeps routing while the client\'s stdin is open (a Ctrl-C reaches the client too), and ends with the client: exit 130', async () => {
+    it("keeps routing while the client's stdin is open (a Ctrl-C reaches the client too), and ends with the client: exit 130", async () => {
       // A grace far longer than the test: the chain can only end because the client ends it.
       chain = await sleepingChain(['--kill-timeout', '60000']);
       chain.child.kill('SIGINT');
       // What a client such as acpx does on Ctrl-C: it cancels its turn through the chain, then ends its stdin.
       chain.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 1 } });
-      expect(await chain.stdout.take(isResponseTo(1))).to.equal('{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}}');
-      expect(parseMessage(await chain.request(2, '_test/echo', ['after SIGINT']))).to.deep.equal({ jsonrpc: '2.0', id: 2, result: ['after SIGINT'] });
+      expect(await chain.stdout.take(isResponseTo(1))).to.equal(
+        '{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}}',
+      );
+      expect(parseMessage(await chain.request(2, '_test/echo', ['after SIGINT']))).to.deep.equal({
+        jsonrpc: '2.0',
+        id: 2,
+        result: ['after SIGINT'],
+      });
       expect(await chain.stop()).to.deep.equal({ code: 130, signal: null });
     });
 
@@ -108,7 +114,7 @@ describe('acp-wire conduct, ending', function () {
       expect(await chain.exited).to.deep.equal({ code: 130, signal: null });
     });
 
-    it('shuts a working chain down once --kill-timeout has passed with the client\'s stdin still open, answering the pending request, and exits 130', async () => {
+    it("shuts a working chain down once --kill-timeout has passed with the client's stdin still open, answering the pending request, and exits 130", async () => {
       chain = await sleepingChain([]);
       chain.child.kill('SIGINT');
       expect(await chain.stdout.take(isResponseTo(1))).to.equal(PENDING_SLEEP_ANSWER);
@@ -116,7 +122,7 @@ describe('acp-wire conduct, ending', function () {
     });
   });
 
-  describe('on SIGTERM, with the client\'s stdin open', () => {
+  describe("on SIGTERM, with the client's stdin open", () => {
     it('shuts the chain down at once, without the SIGINT grace, and exits 143', async () => {
       chain = spawnConductor(['--trace', '--kill-timeout', '60000', AGENT_COMMAND]);
       chain.send(INIT_LINE);

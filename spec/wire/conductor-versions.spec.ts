@@ -26,7 +26,8 @@ for (const version of [1, 2] as const) {
       chain = spawnConductor(CHAIN);
       const init = parseMessage(await chain.request(0, 'initialize', { protocolVersion: version, info: { name: 'spec', version: '1' } }));
       expect(init.result).to.deep.include({ protocolVersion: version });
-      sessionId = (parseMessage(await chain.request(1, 'session/new', { cwd: '/tmp', mcpServers: [] })).result as { sessionId: string }).sessionId;
+      sessionId = (parseMessage(await chain.request(1, 'session/new', { cwd: '/tmp', mcpServers: [] })).result as { sessionId: string })
+        .sessionId;
     });
 
     afterEach(async () => {
@@ -48,7 +49,9 @@ for (const version of [1, 2] as const) {
       } else {
         expect(answer.result).to.have.property('messageId');
         const idle = await chain.stdout.take((_, line) => line.includes('"state":"idle"'));
-        expect(JSON.parse(idle)).to.deep.include({ params: { sessionId, update: { sessionUpdate: 'state_update', state: 'idle', stopReason: 'end_turn' } } });
+        expect(JSON.parse(idle)).to.deep.include({
+          params: { sessionId, update: { sessionUpdate: 'state_update', state: 'idle', stopReason: 'end_turn' } },
+        });
       }
     });
 
@@ -60,7 +63,9 @@ for (const version of [1, 2] as const) {
         expect(await chain.stdout.take(isResponseTo(2))).to.equal('{"jsonrpc":"2.0","id":2,"result":{"stopReason":"cancelled"}}');
       } else {
         const idle = await chain.stdout.take((_, line) => line.includes('"state":"idle"'));
-        expect(JSON.parse(idle)).to.deep.include({ params: { sessionId, update: { sessionUpdate: 'state_update', state: 'idle', stopReason: 'cancelled' } } });
+        expect(JSON.parse(idle)).to.deep.include({
+          params: { sessionId, update: { sessionUpdate: 'state_update', state: 'idle', stopReason: 'cancelled' } },
+        });
       }
     });
 
@@ -70,7 +75,9 @@ for (const version of [1, 2] as const) {
       chain.send({ jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: PROMPT, _meta: meta } });
       const onAgent = traceJson(await chain.stderr.take(traceOf('agent', '->', (m) => m.method === 'session/prompt'))).id;
       chain.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 2 } });
-      expect(await chain.stdout.take(isResponseTo(2))).to.equal('{"jsonrpc":"2.0","id":2,"error":{"code":-32800,"message":"Request cancelled"}}');
+      expect(await chain.stdout.take(isResponseTo(2))).to.equal(
+        '{"jsonrpc":"2.0","id":2,"error":{"code":-32800,"message":"Request cancelled"}}',
+      );
       expect(chain.stderr.matching(traceOf('agent', '->', isCancelFor(onAgent)))).to.have.length(1);
       expect(chain.stderr.matching(traceOf('proxy1', '->', isCancelFor()))).to.have.length(1);
     });
@@ -84,7 +91,9 @@ for (const version of [1, 2] as const) {
       expect(await chain.stdout.take(isResponseTo(2))).to.equal(
         '{"jsonrpc":"2.0","id":2,"result":{"response":{"code":-32800,"message":"Request cancelled"}}}',
       );
-      expect(await chain.stderr.take((_, line) => line.includes('client warn ProtocolError: dropped a malformed response'))).to.be.a('string');
+      expect(await chain.stderr.take((_, line) => line.includes('client warn ProtocolError: dropped a malformed response'))).to.be.a(
+        'string',
+      );
       expect(parseMessage(await chain.request(3, '_test/echo', ['still here'])).result).to.deep.equal(['still here']);
       expect(chain.stdout.lines.filter((line) => line.includes('"id":null'))).to.deep.equal([]);
     });

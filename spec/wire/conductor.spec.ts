@@ -5,7 +5,15 @@
  */
 import { expect } from 'chai';
 import { CommandLineError, Conductor, RpcError, connectTcp, type Responder } from '../../lib';
-import { AGENT_COMMAND, matrixProxyCommand, PASSTHROUGH_COMMAND, spawnConductor, traceJson, traceOf, traceRecorder } from '../helpers/chain';
+import {
+  AGENT_COMMAND,
+  matrixProxyCommand,
+  PASSTHROUGH_COMMAND,
+  spawnConductor,
+  traceJson,
+  traceOf,
+  traceRecorder,
+} from '../helpers/chain';
 import { CLIENT_INIT } from '../helpers/conformance-agent';
 import type { LineReader } from '../helpers/lines';
 import { hasMethod, isCancelFor, isResponseTo } from '../helpers/messages';
@@ -72,7 +80,9 @@ describe('acp-wire conduct', function () {
       const agentId = await idOnHop(chain, 'agent', '_test/sleep');
       chain.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 5 } });
       chain.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 5 } });
-      expect(await chain.stdout.take(isResponseTo(5))).to.equal('{"jsonrpc":"2.0","id":5,"error":{"code":-32800,"message":"Request cancelled"}}');
+      expect(await chain.stdout.take(isResponseTo(5))).to.equal(
+        '{"jsonrpc":"2.0","id":5,"error":{"code":-32800,"message":"Request cancelled"}}',
+      );
       expect(await receivedByAgent(chain, 6)).to.deep.equal([{ method: '$/cancel_request', params: { requestId: agentId } }]);
       for (const hop of ['proxy1', 'proxy2', 'agent']) {
         const hopId = traceJson(chain.stderr.matching(traceOf(hop, '->', hasMethod('_test/sleep')))[0]!).id;
@@ -84,7 +94,12 @@ describe('acp-wire conduct', function () {
 
     it("translates the agent's cancel of its own request to the client hop by hop", async () => {
       chain = await startChain(TWO_PROXIES);
-      chain.send({ jsonrpc: '2.0', id: 8, method: '_test/callClient', params: { method: 'client/ask', params: { q: 1 }, cancelAfterMs: 10 } });
+      chain.send({
+        jsonrpc: '2.0',
+        id: 8,
+        method: '_test/callClient',
+        params: { method: 'client/ask', params: { q: 1 }, cancelAfterMs: 10 },
+      });
       const ask = JSON.parse(await chain.stdout.take(hasMethod('client/ask'))) as { id: unknown; params: unknown };
       expect(ask.params).to.deep.equal({ q: 1 });
       const cancel = await chain.stdout.take(hasMethod('$/cancel_request'));
@@ -110,7 +125,9 @@ describe('acp-wire conduct', function () {
       chain.send({ jsonrpc: '2.0', id: 5, method: '_test/sleep', params: { ms: 60000 } });
       const agentId = await idOnHop(chain, 'agent', '_test/sleep');
       chain.send({ jsonrpc: '2.0', method: 'proxy/successor', params: { method: '$/cancel_request', params: { requestId: 5 } } });
-      expect(await chain.stdout.take(isResponseTo(5))).to.equal('{"jsonrpc":"2.0","id":5,"error":{"code":-32800,"message":"Request cancelled"}}');
+      expect(await chain.stdout.take(isResponseTo(5))).to.equal(
+        '{"jsonrpc":"2.0","id":5,"error":{"code":-32800,"message":"Request cancelled"}}',
+      );
       expect(await receivedByAgent(chain, 6)).to.deep.equal([{ method: '$/cancel_request', params: { requestId: agentId } }]);
     });
 
@@ -210,7 +227,9 @@ describe('acp-wire conduct', function () {
       chain.send({ jsonrpc: '2.0', id: 1, method: '_test/sleep', params: { ms: 60000 } });
       await chain.stderr.take(traceOf('proxy1', '->', hasMethod('_test/sleep')));
       chain.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 1 } });
-      expect(await chain.stdout.take(isResponseTo(1))).to.equal('{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}}');
+      expect(await chain.stdout.take(isResponseTo(1))).to.equal(
+        '{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}}',
+      );
       expect(await receivedByAgent(chain, 2)).to.deep.equal([]);
       expect(chain.stderr.matching(traceOf('agent', '->', hasMethod('_test/sleep')))).to.deep.equal([]);
     });
@@ -229,7 +248,9 @@ describe('acp-wire conduct', function () {
       chain.send({ jsonrpc: '2.0', id: 1, method: '_test/sleep', params: { ms: 60000 } });
       const agentId = await idOnHop(chain, 'agent', '_test/sleep');
       chain.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 1 } });
-      expect(await chain.stdout.take(isResponseTo(1))).to.equal('{"jsonrpc":"2.0","id":1,"result":{"via":"matrix-proxy","answer":{"partial":true}}}');
+      expect(await chain.stdout.take(isResponseTo(1))).to.equal(
+        '{"jsonrpc":"2.0","id":1,"result":{"via":"matrix-proxy","answer":{"partial":true}}}',
+      );
       expect(await receivedByAgent(chain, 2)).to.deep.equal([{ method: '$/cancel_request', params: { requestId: agentId } }]);
     });
 
@@ -247,7 +268,9 @@ describe('acp-wire conduct', function () {
       chain.send({ jsonrpc: '2.0', id: 1, method: '_test/sleep', params: { ms: 60000 } });
       const agentId = await idOnHop(chain, 'agent', '_test/sleep');
       chain.send({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: 1 } });
-      expect(await chain.stdout.take(isResponseTo(1))).to.equal('{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}}');
+      expect(await chain.stdout.take(isResponseTo(1))).to.equal(
+        '{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}}',
+      );
       expect(await receivedByAgent(chain, 2)).to.deep.equal([{ method: '$/cancel_request', params: { requestId: agentId } }]);
     });
   });
@@ -277,16 +300,21 @@ describe('Conductor', function () {
       trace.stream.end();
     });
 
-    for (const [index, name] of [[1, 'proxy2'], [2, 'agent']] as const) {
+    for (const [index, name] of [
+      [1, 'proxy2'],
+      [2, 'agent'],
+    ] as const) {
       it(`answers the client's pending request -32603 incoming_transport_closed when ${name} is killed mid-request`, async () => {
         const sent = client.left.sendRequest('_test/sleep', { ms: 60000 });
         await trace.lines.take(traceOf('agent', '->', hasMethod('_test/sleep')));
         conductor.components[index]!.child!.kill('SIGKILL');
         const error = await sent.then(undefined, (e: unknown) => e);
-        expect(error).to.be.instanceOf(RpcError).and.deep.include({
-          code: -32603,
-          data: { reason: 'incoming_transport_closed', method: '_test/sleep' },
-        });
+        expect(error)
+          .to.be.instanceOf(RpcError)
+          .and.deep.include({
+            code: -32603,
+            data: { reason: 'incoming_transport_closed', method: '_test/sleep' },
+          });
         const outcome = await conductor.closed;
         expect(outcome).to.deep.include({ reason: 'component ended', exit: { code: null, signal: 'SIGKILL' } });
         expect(outcome.component!.name).to.equal(name);
@@ -299,7 +327,11 @@ describe('Conductor', function () {
       const outcome = await conductor.closed;
       expect(outcome).to.deep.equal({ reason: 'client closed', message: 'the client went away' });
       const exits = await Promise.all(conductor.components.map((component) => component.exited));
-      expect(exits).to.deep.equal([{ code: 0, signal: null }, { code: 0, signal: null }, { code: 0, signal: null }]);
+      expect(exits).to.deep.equal([
+        { code: 0, signal: null },
+        { code: 0, signal: null },
+        { code: 0, signal: null },
+      ]);
       expect(conductor.components.every((component) => component.connection.isClosed)).to.equal(true);
     });
   });

@@ -79,8 +79,14 @@ describe('conformance agent (ACP v2)', () => {
     it('covered every kind of ACP message the agent sends', () => {
       const kinds = new Set(
         seen.map((line) => {
-          const message = JSON.parse(line) as { method?: string; id?: number; error?: { code: number }; params?: { update?: Record<string, string> } };
-          if (message.method === 'session/update') return `update ${message.params!.update!.sessionUpdate} ${message.params!.update!.stopReason ?? ''}`.trim();
+          const message = JSON.parse(line) as {
+            method?: string;
+            id?: number;
+            error?: { code: number };
+            params?: { update?: Record<string, string> };
+          };
+          if (message.method === 'session/update')
+            return `update ${message.params!.update!.sessionUpdate} ${message.params!.update!.stopReason ?? ''}`.trim();
           if (message.method) return message.method;
           return `${methodOf.get(message.id!)} ${message.error ? message.error.code : 'result'}`;
         }),
@@ -122,7 +128,10 @@ describe('conformance agent (ACP v2)', () => {
     }
 
     const initialize = (ctx: acp.ClientContext): Promise<acp.InitializeResponse> =>
-      ctx.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, info: { name: 'acp-wire-spec', version: '1.0.0' } });
+      ctx.request(acp.methods.agent.initialize, {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        info: { name: 'acp-wire-spec', version: '1.0.0' },
+      });
 
     it('initializes, creates a session and prompts the agent', async () => {
       const outcome = await withSdkClient(async (ctx) => {
@@ -135,7 +144,10 @@ describe('conformance agent (ACP v2)', () => {
           session.dispose();
         }
       });
-      expect(outcome.init).to.deep.include({ protocolVersion: 2, info: { name: 'acp-wire-conformance-agent', version: outcome.init.info.version } });
+      expect(outcome.init).to.deep.include({
+        protocolVersion: 2,
+        info: { name: 'acp-wire-conformance-agent', version: outcome.init.info.version },
+      });
       expect(outcome.messageId).to.be.a('string').and.not.equal('');
       expect(outcome.text).to.equal('echo: hello from the SDK');
     });
@@ -150,7 +162,8 @@ describe('conformance agent (ACP v2)', () => {
           for (;;) {
             const message = await session.nextUpdate();
             if (message.kind === 'stop') return message.stopReason;
-            if (message.update.sessionUpdate === 'agent_message_chunk') await ctx.notify(acp.methods.agent.session.cancel, { sessionId: session.sessionId });
+            if (message.update.sessionUpdate === 'agent_message_chunk')
+              await ctx.notify(acp.methods.agent.session.cancel, { sessionId: session.sessionId });
           }
         } finally {
           session.dispose();
@@ -165,7 +178,11 @@ describe('conformance agent (ACP v2)', () => {
         const session = await ctx.buildSession('/tmp').start();
         try {
           const controller = new AbortController();
-          const params = { sessionId: session.sessionId, prompt: [{ type: 'text' as const, text: 'held' }], _meta: { insertDelayMs: 60_000 } };
+          const params = {
+            sessionId: session.sessionId,
+            prompt: [{ type: 'text' as const, text: 'held' }],
+            _meta: { insertDelayMs: 60_000 },
+          };
           const prompt = ctx.request(acp.methods.agent.session.prompt, params, { cancellationSignal: controller.signal });
           // The agent answers in order: once this echo is back, the prompt is held there.
           await ctx.request('_test/echo', {});

@@ -6,8 +6,10 @@ import { expect } from 'chai';
 import { CLIENT_INIT, IdNamer, INIT_RESULT, initializedAgent, spawnAgent } from '../helpers/conformance-agent';
 import { type Exit, type SpawnedProcess, useBuild } from '../helpers/processes';
 
-const CANCEL = (id: number | string): string => `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${JSON.stringify(id)}}}`;
-const CANCELLED = (id: number | string): string => `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"error":{"code":-32800,"message":"Request cancelled"}}`;
+const CANCEL = (id: number | string): string =>
+  `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${JSON.stringify(id)}}}`;
+const CANCELLED = (id: number | string): string =>
+  `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"error":{"code":-32800,"message":"Request cancelled"}}`;
 
 describe('conformance agent (stdio)', () => {
   let agent: SpawnedProcess;
@@ -98,7 +100,9 @@ describe('conformance agent (stdio)', () => {
     });
 
     it('_test/echo answers its params, or null without params', async () => {
-      expect(await agent.request(1, '_test/echo', { a: [1, 'two', null] })).to.equal('{"jsonrpc":"2.0","id":1,"result":{"a":[1,"two",null]}}');
+      expect(await agent.request(1, '_test/echo', { a: [1, 'two', null] })).to.equal(
+        '{"jsonrpc":"2.0","id":1,"result":{"a":[1,"two",null]}}',
+      );
       expect(await agent.request(2, '_test/echo')).to.equal('{"jsonrpc":"2.0","id":2,"result":null}');
     });
 
@@ -272,11 +276,18 @@ describe('conformance agent (stdio)', () => {
         update('{"sessionUpdate":"agent_message_chunk","messageId":"<id3>","content":{"type":"text","text":"echo: "}}'),
       );
       agent.send({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
-      expect(names.name(await agent.stdout.take())).to.equal(update('{"sessionUpdate":"state_update","state":"idle","stopReason":"cancelled"}'));
+      expect(names.name(await agent.stdout.take())).to.equal(
+        update('{"sessionUpdate":"state_update","state":"idle","stopReason":"cancelled"}'),
+      );
     });
 
     it('a $/cancel_request before insertion answers -32800 and inserts nothing', async () => {
-      agent.send({ jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: PROMPT, _meta: { insertDelayMs: 60_000 } } });
+      agent.send({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'session/prompt',
+        params: { sessionId, prompt: PROMPT, _meta: { insertDelayMs: 60_000 } },
+      });
       agent.send(CANCEL(2));
       expect(await agent.stdout.take()).to.equal(CANCELLED(2));
       expect(await agent.request(3, '_test/echo', ['next'])).to.equal('{"jsonrpc":"2.0","id":3,"result":["next"]}');
@@ -293,7 +304,12 @@ describe('conformance agent (stdio)', () => {
     });
 
     it('session/cancel answers a prompt still waiting for insertion -32800', async () => {
-      agent.send({ jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: PROMPT, _meta: { insertDelayMs: 60_000 } } });
+      agent.send({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'session/prompt',
+        params: { sessionId, prompt: PROMPT, _meta: { insertDelayMs: 60_000 } },
+      });
       agent.send({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
       expect(await agent.stdout.take()).to.equal(CANCELLED(2));
     });

@@ -73,7 +73,12 @@ describe('conformance agent (TCP)', () => {
     expect(names.name(await peer.request(2, 'session/new', { cwd: '/tmp', mcpServers: [] }))).to.equal(
       '{"jsonrpc":"2.0","id":2,"result":{"sessionId":"<id1>"}}',
     );
-    peer.send({ jsonrpc: '2.0', id: 3, method: 'session/prompt', params: { sessionId: names.idOf('<id1>'), prompt: [{ type: 'text', text: 'tcp' }] } });
+    peer.send({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'session/prompt',
+      params: { sessionId: names.idOf('<id1>'), prompt: [{ type: 'text', text: 'tcp' }] },
+    });
     const update = (json: string): string => `{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"<id1>","update":${json}}}`;
     expect(names.names(await peer.lines.takeLines(6))).to.deep.equal([
       '{"jsonrpc":"2.0","id":3,"result":{"messageId":"<id2>"}}',
@@ -85,7 +90,7 @@ describe('conformance agent (TCP)', () => {
     ]);
   });
 
-  it('writes a socket\'s last answers before closing it when the client ends its side', async () => {
+  it("writes a socket's last answers before closing it when the client ends its side", async () => {
     const peer = await connectRaw(port);
     const { socket } = peer;
     sockets.push(socket);

@@ -13,7 +13,11 @@ import { IdNamer, INIT_RESULT, PACKAGE_VERSION, spawnAgent } from '../helpers/co
 import { isResponseTo } from '../helpers/messages';
 import { CONFORMANCE_AGENT, ROOT, useBuild, type SpawnedProcess } from '../helpers/processes';
 
-const V1_INIT = { protocolVersion: 1, clientInfo: { name: 'spec-client', version: '1.0.0' }, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } };
+const V1_INIT = {
+  protocolVersion: 1,
+  clientInfo: { name: 'spec-client', version: '1.0.0' },
+  clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+};
 const V1_RESULT = `{"protocolVersion":1,"agentInfo":{"name":"acp-wire-conformance-agent","version":"${PACKAGE_VERSION}"},"agentCapabilities":{},"authMethods":[]}`;
 const CANCEL = (id: number): string => `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${id}}}`;
 const PROMPT = [{ type: 'text', text: 'hello acp' }];
@@ -109,10 +113,20 @@ describe('conformance agent (ACP v1)', () => {
     });
 
     it('a prompt held by insertDelayMs: $/cancel_request answers -32800, session/cancel answers cancelled', async () => {
-      agent.send({ jsonrpc: '2.0', id: 2, method: 'session/prompt', params: { sessionId, prompt: PROMPT, _meta: { insertDelayMs: 60_000 } } });
+      agent.send({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'session/prompt',
+        params: { sessionId, prompt: PROMPT, _meta: { insertDelayMs: 60_000 } },
+      });
       agent.send(CANCEL(2));
       expect(await agent.stdout.take()).to.equal('{"jsonrpc":"2.0","id":2,"error":{"code":-32800,"message":"Request cancelled"}}');
-      agent.send({ jsonrpc: '2.0', id: 3, method: 'session/prompt', params: { sessionId, prompt: PROMPT, _meta: { insertDelayMs: 60_000 } } });
+      agent.send({
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'session/prompt',
+        params: { sessionId, prompt: PROMPT, _meta: { insertDelayMs: 60_000 } },
+      });
       agent.send({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
       expect(await agent.stdout.take()).to.equal('{"jsonrpc":"2.0","id":3,"result":{"stopReason":"cancelled"}}');
     });
@@ -150,24 +164,28 @@ describe('conformance agent (ACP v1)', () => {
       };
       await call(1, 'initialize', { ...V1_INIT, _meta: { test: 'error' } });
       await call(2, 'initialize', V1_INIT);
-      const sessionId = (JSON.parse(await call(3, 'session/new', { cwd: '/tmp', mcpServers: [] })) as { result: { sessionId: string } }).result.sessionId;
+      const sessionId = (JSON.parse(await call(3, 'session/new', { cwd: '/tmp', mcpServers: [] })) as { result: { sessionId: string } })
+        .result.sessionId;
       await call(4, 'session/prompt', { sessionId, prompt: PROMPT });
       await call(5, 'session/prompt', { sessionId, prompt: PROMPT, _meta: { workMs: 60_000 } }, () =>
         agent.send({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } }),
       );
       await call(6, 'session/prompt', { sessionId, prompt: PROMPT, _meta: { workMs: 60_000 } }, () => agent.send(CANCEL(6)));
       await call(7, 'session/prompt', { sessionId: 'unknown', prompt: PROMPT });
-      const checked = seen.filter((line) => isAcpMethod((JSON.parse(line) as { method?: string }).method ?? methodOf.get((JSON.parse(line) as { id: number }).id)!, 1));
+      const checked = seen.filter((line) =>
+        isAcpMethod((JSON.parse(line) as { method?: string }).method ?? methodOf.get((JSON.parse(line) as { id: number }).id)!, 1),
+      );
       const errors = checked.flatMap((line) => {
         const message = JSON.parse(line) as { id?: number; method?: string };
         return agentLineErrors(line, message.method ?? methodOf.get(message.id!)!, 1).map((error) => `${line}\n  ${error}`);
       });
       expect(errors).to.deep.equal([]);
       expect(checked.length).to.be.greaterThan(9);
-      expect(seen.filter((line) => line.includes('"stopReason"')).map((line) => (JSON.parse(line) as { result?: { stopReason: string } }).result?.stopReason)).to.deep.equal([
-        'end_turn',
-        'cancelled',
-      ]);
+      expect(
+        seen
+          .filter((line) => line.includes('"stopReason"'))
+          .map((line) => (JSON.parse(line) as { result?: { stopReason: string } }).result?.stopReason),
+      ).to.deep.equal(['end_turn', 'cancelled']);
     });
   });
 
@@ -176,7 +194,10 @@ describe('conformance agent (ACP v1)', () => {
     async function withSdkClient<T>(op: (ctx: acp.ClientContext) => Promise<T>): Promise<T> {
       const child = spawn(process.execPath, [CONFORMANCE_AGENT], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      const stream = acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>);
+      const stream = acp.ndJsonStream(
+        Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
+        Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
+      );
       // A dummy agent for the afterEach hook: this test owns its own process.
       agent = { stop: async () => ({ code: 0, signal: null }), stderr: { text: '' } } as unknown as SpawnedProcess;
       try {
@@ -188,7 +209,10 @@ describe('conformance agent (ACP v1)', () => {
     }
 
     const initialize = (ctx: acp.ClientContext): Promise<acp.InitializeResponse> =>
-      ctx.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientInfo: { name: 'acp-wire-spec', version: '1.0.0' } });
+      ctx.request(acp.methods.agent.initialize, {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        clientInfo: { name: 'acp-wire-spec', version: '1.0.0' },
+      });
 
     it('negotiates v1, creates a session and reads a whole turn ending end_turn', async () => {
       const outcome = await withSdkClient(async (ctx) => {
@@ -198,7 +222,10 @@ describe('conformance agent (ACP v1)', () => {
           return { init, text: await session.readText(), stop: await stop };
         });
       });
-      expect(outcome.init).to.deep.include({ protocolVersion: 1, agentInfo: { name: 'acp-wire-conformance-agent', version: PACKAGE_VERSION } });
+      expect(outcome.init).to.deep.include({
+        protocolVersion: 1,
+        agentInfo: { name: 'acp-wire-conformance-agent', version: PACKAGE_VERSION },
+      });
       expect(outcome.text).to.equal('echo: hello from the SDK');
       expect(outcome.stop).to.deep.equal({ stopReason: 'end_turn' });
     });

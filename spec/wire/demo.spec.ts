@@ -55,7 +55,7 @@ describe('examples', () => {
         '     ↳ state idle (end_turn)',
         '   ← error -32800 Request cancelled',
         '   ← error -32603 Internal error: request handler dropped its responder for `_test/drop`',
-        '     (sent by the library once the agent\'s garbage collector noticed, after <t> s)',
+        "     (sent by the library once the agent's garbage collector noticed, after <t> s)",
         '   → session/cancel',
         '     ↳ state idle (cancelled)',
         'chain closed (exit code 0)',

@@ -22,7 +22,7 @@ describe('an error response without an id', () => {
       expect(await agent.stop()).to.deep.equal({ code: 0, signal: null });
     });
 
-    it('is logged and dropped; the agent\'s cancelled request still gets its one answer', async () => {
+    it("is logged and dropped; the agent's cancelled request still gets its one answer", async () => {
       agent = spawnAgent();
       await agent.request(0, 'initialize', { protocolVersion: 1 });
       agent.send({ jsonrpc: '2.0', id: 1, method: '_test/callClient', params: { method: 'client/slow', cancelAfterMs: 1 } });
@@ -58,7 +58,9 @@ describe('an error response without an id', () => {
       turn.request.cancel();
       expect(await agent.take()).to.equal('{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":2}}');
       toClient.write(`${IDLESS_ERROR}\n`);
-      toClient.write('{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"done"}}}}\n');
+      toClient.write(
+        '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"done"}}}}\n',
+      );
       toClient.write('{"jsonrpc":"2.0","id":2,"result":{"stopReason":"end_turn"}}\n');
       expect((await turn).stopReason).to.equal('end_turn');
       expect(warnings).to.deep.equal(['ProtocolError: dropped a malformed response: a response needs a valid "id"']);

@@ -33,11 +33,15 @@ describe('examples/passthrough-proxy', function () {
 
   it('forwards proxy/initialize to its successor, a client request enveloped and a successor request plain', async () => {
     send('{"jsonrpc":"2.0","id":"c1","method":"proxy/initialize","params":{"protocolVersion":2}}');
-    expect(await stdout.take()).to.equal('{"jsonrpc":"2.0","id":1,"method":"proxy/successor","params":{"method":"initialize","params":{"protocolVersion":2}}}');
+    expect(await stdout.take()).to.equal(
+      '{"jsonrpc":"2.0","id":1,"method":"proxy/successor","params":{"method":"initialize","params":{"protocolVersion":2}}}',
+    );
     send('{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":2}}');
     expect(await stdout.take()).to.equal('{"jsonrpc":"2.0","id":"c1","result":{"protocolVersion":2}}');
     send('{"jsonrpc":"2.0","id":"c2","method":"session/new","params":{"cwd":"/"}}');
-    expect(await stdout.take()).to.equal('{"jsonrpc":"2.0","id":2,"method":"proxy/successor","params":{"method":"session/new","params":{"cwd":"/"}}}');
+    expect(await stdout.take()).to.equal(
+      '{"jsonrpc":"2.0","id":2,"method":"proxy/successor","params":{"method":"session/new","params":{"cwd":"/"}}}',
+    );
     send('{"jsonrpc":"2.0","id":"s1","method":"proxy/successor","params":{"method":"fs/read","params":{"path":"/x"}}}');
     expect(await stdout.take(hasMethod('fs/read'))).to.equal('{"jsonrpc":"2.0","id":3,"method":"fs/read","params":{"path":"/x"}}');
   });

@@ -89,7 +89,14 @@ describe('wire over child-process stdio (echo-peer)', () => {
       const { connection, exited } = spawnConnection(process.execPath, fixtureArgs('echo-peer'), { env: fixtureEnv(), stderr: 'ignore' });
       const sleeping = connection.sendRequest('sleep', { ms: 60_000 });
       const exiting = connection.sendRequest('exit', { code: 3 });
-      const errors = await Promise.all([sleeping, exiting].map((sent) => sent.then(() => undefined, (error: unknown) => error)));
+      const errors = await Promise.all(
+        [sleeping, exiting].map((sent) =>
+          sent.then(
+            () => undefined,
+            (error: unknown) => error,
+          ),
+        ),
+      );
       expect(errors[0]).to.be.instanceOf(ConnectionClosedError).and.include({ method: 'sleep' });
       expect(errors[1]).to.be.instanceOf(ConnectionClosedError).and.include({ method: 'exit' });
       expect((errors[0] as ConnectionClosedError).reason).to.be.oneOf(['peer exited', 'input ended']);

@@ -58,7 +58,14 @@ describe('wire over TCP (echo-peer --tcp 0)', () => {
       const connection = await connectTcp({ port });
       const sleeping = connection.sendRequest('sleep', { ms: 60_000 });
       const exiting = connection.sendRequest('exit', { code: 4 });
-      const errors = await Promise.all([sleeping, exiting].map((sent) => sent.then(() => undefined, (error: unknown) => error)));
+      const errors = await Promise.all(
+        [sleeping, exiting].map((sent) =>
+          sent.then(
+            () => undefined,
+            (error: unknown) => error,
+          ),
+        ),
+      );
       expect(errors[0]).to.be.instanceOf(ConnectionClosedError).and.include({ method: 'sleep', reason: 'input ended' });
       expect(errors[1]).to.be.instanceOf(ConnectionClosedError).and.include({ method: 'exit', reason: 'input ended' });
       expect(await peer.exited).to.deep.equal({ code: 4, signal: null });

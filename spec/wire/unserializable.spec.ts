@@ -129,17 +129,25 @@ describe('a forwarded message that cannot be serialized again (issue 11, defect 
 
     it("answers the client -32603 naming the cause when the successor's answer is nested 20,000 deep, and goes on", async () => {
       send('{"jsonrpc":"2.0","id":"c2","method":"session/new","params":{}}');
-      expect(await stdout.take()).to.equal('{"jsonrpc":"2.0","id":2,"method":"proxy/successor","params":{"method":"session/new","params":{}}}');
+      expect(await stdout.take()).to.equal(
+        '{"jsonrpc":"2.0","id":2,"method":"proxy/successor","params":{"method":"session/new","params":{}}}',
+      );
       send(`{"jsonrpc":"2.0","id":2,"result":${DEEP}}`);
-      expect(await stdout.take(isResponseTo('c2'))).to.equal(`{"jsonrpc":"2.0","id":"c2","error":${unserializable('unserializable_response', 'session/new')}}`);
+      expect(await stdout.take(isResponseTo('c2'))).to.equal(
+        `{"jsonrpc":"2.0","id":"c2","error":${unserializable('unserializable_response', 'session/new')}}`,
+      );
       send('{"jsonrpc":"2.0","id":"c3","method":"session/new","params":{}}');
-      expect(await stdout.take()).to.equal('{"jsonrpc":"2.0","id":3,"method":"proxy/successor","params":{"method":"session/new","params":{}}}');
+      expect(await stdout.take()).to.equal(
+        '{"jsonrpc":"2.0","id":3,"method":"proxy/successor","params":{"method":"session/new","params":{}}}',
+      );
       expect(child.exitCode).to.equal(null);
     });
 
     it("answers the successor -32603 naming the cause when its request's params are nested 20,000 deep", async () => {
       send(`{"jsonrpc":"2.0","id":"s1","method":"proxy/successor","params":{"method":"fs/read","params":{"a":${DEEP}}}}`);
-      expect(await stdout.take(isResponseTo('s1'))).to.equal(`{"jsonrpc":"2.0","id":"s1","error":${unserializable('unserializable_request', 'fs/read')}}`);
+      expect(await stdout.take(isResponseTo('s1'))).to.equal(
+        `{"jsonrpc":"2.0","id":"s1","error":${unserializable('unserializable_request', 'fs/read')}}`,
+      );
     });
   });
 });
