@@ -16,7 +16,7 @@ import {
   withTraceContext,
   type JsonObject,
 } from '../../lib';
-import { AGENT_COMMAND, CLIENT_INIT, PASSTHROUGH_COMMAND, ensureBuilt, startTracedChain, tempDir, type TracedChain } from './helpers';
+import { AGENT_COMMAND, CLIENT_INIT, PASSTHROUGH_COMMAND, useTracedChains } from './helpers';
 
 const VALID = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
@@ -101,22 +101,11 @@ describe('withTraceContext() and withChildSpan()', () => {
 
 describe('trace context through a chain', function () {
   this.timeout(30000);
-  before(() => ensureBuilt());
-
-  let dir: ReturnType<typeof tempDir>;
-  let chain: TracedChain | undefined;
-  beforeEach(() => {
-    dir = tempDir();
-  });
-  afterEach(async () => {
-    await chain?.close();
-    chain = undefined;
-    dir.remove();
-  });
+  const chains = useTracedChains();
 
   it('delivers traceparent to the agent as a child of the client span through two proxies, a new span per hop', async () => {
-    const file = join(dir.path, 'trace.jsons');
-    chain = startTracedChain([PASSTHROUGH_COMMAND, PASSTHROUGH_COMMAND, AGENT_COMMAND], { traceFile: file });
+    const file = join(chains.dir, 'trace.jsons');
+    const chain = chains.start([PASSTHROUGH_COMMAND, PASSTHROUGH_COMMAND, AGENT_COMMAND], { traceFile: file });
     await chain.client.sendRequest('initialize', CLIENT_INIT);
     const clientSpan = formatTraceparent({ traceId: newTraceId(), parentId: newSpanId(), flags: '01' });
     const sent = withTraceContext({ n: 1 }, { traceparent: clientSpan, tracestate: 'vendor=opaque', baggage: 'user=alice' });
@@ -143,7 +132,7 @@ describe('trace context through a chain', function () {
   });
 
   it('carries trace context on notifications too, and leaves messages without it unchanged', async () => {
-    chain = startTracedChain([PASSTHROUGH_COMMAND, PASSTHROUGH_COMMAND, AGENT_COMMAND]);
+    const chain = chains.start([PASSTHROUGH_COMMAND, PASSTHROUGH_COMMAND, AGENT_COMMAND]);
     await chain.client.sendRequest('initialize', CLIENT_INIT);
     const clientSpan = formatTraceparent({ traceId: newTraceId(), parentId: newSpanId(), flags: '00' });
     chain.client.sendNotification('_test/note', withTraceContext({ n: 1 }, { traceparent: clientSpan }));

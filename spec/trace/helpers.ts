@@ -1,11 +1,11 @@
 /**
- * Self-contained helpers of the trace specs: the compiled peers, a traced chain driven from an
- * in-memory client connection, and the trace-event schema validator.
+ * Helpers of the trace specs, on the toolkit (spec/helpers): the peers as conductor commands, a
+ * traced chain driven from an in-memory client connection (and a mocha hook that owns one), and the
+ * trace-event schema validator.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
 import {
   Conductor,
@@ -16,36 +16,14 @@ import {
   type ConductorOptions,
   type TraceEvent,
 } from '../../lib';
+import { CONFORMANCE_AGENT, PASSTHROUGH_PROXY, ensureBuilt } from '../helpers/processes';
 
-/** The repository root. */
-export const ROOT = resolve(__dirname, '..', '..');
-/** The compiled command line and peers. */
-export const CLI = join(ROOT, 'dist', 'bin', 'acp-wire.js');
-export const AGENT_COMMAND = `node ${join(ROOT, 'dist', 'examples', 'conformance-agent.js')}`;
-export const PASSTHROUGH_COMMAND = `node ${join(ROOT, 'dist', 'examples', 'passthrough-proxy.js')}`;
+export { CLIENT_INIT } from '../helpers/conformance-agent';
+export { CLI, ROOT, ensureBuilt } from '../helpers/processes';
 
-/** The `initialize` params the trace specs send (ACP v2). */
-export const CLIENT_INIT = { protocolVersion: 2, info: { name: 'trace-spec', version: '1.0.0' }, capabilities: {} };
-
-function newestSource(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
-    else if (/\.(ts|html)$/.test(entry.name)) newest = Math.max(newest, statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-/** Builds (`npx tsc -p .`) when a compiled peer is missing or older than a source. */
-export function ensureBuilt(): void {
-  const outputs = [CLI, ...[AGENT_COMMAND, PASSTHROUGH_COMMAND].map((command) => command.slice('node '.length))];
-  const sources = Math.max(...['lib', 'examples', 'bin'].map((dir) => newestSource(join(ROOT, dir))));
-  const isFresh = (): boolean => outputs.every((file) => existsSync(file) && statSync(file).mtimeMs >= sources);
-  if (isFresh()) return;
-  const result = spawnSync('npx', ['tsc', '-p', '.'], { cwd: ROOT, encoding: 'utf8' });
-  if (!isFresh()) throw new Error(`the build did not produce fresh peers:\n${result.stdout}${result.stderr}`);
-}
+/** The conformance agent and the passthrough proxy as conductor commands. */
+export const AGENT_COMMAND = `node ${CONFORMANCE_AGENT}`;
+export const PASSTHROUGH_COMMAND = `node ${PASSTHROUGH_PROXY}`;
 
 /** A fresh temporary directory, removed by the returned function. */
 export function tempDir(): { path: string; remove(): void } {
@@ -116,4 +94,36 @@ export function schemaErrors(event: unknown): string {
 export function withoutTs(event: TraceEvent): Omit<TraceEvent, 'ts'> {
   const { ts: _ts, ...rest } = event;
   return rest;
+}
+
+/** What {@link useTracedChains} gives a spec: a temporary directory and the chain it started. */
+export interface TracedChainSlot {
+  /** This test's temporary directory (removed after the test). */
+  readonly dir: string;
+  /** Starts a traced chain that is closed after the test. */
+  start(components: readonly ComponentSource[], options?: Partial<ConductorOptions>): TracedChain;
+}
+
+/** Mocha hooks for a `describe` whose tests each start a traced chain in a temporary directory. */
+export function useTracedChains(): TracedChainSlot {
+  let dir: ReturnType<typeof tempDir> | undefined;
+  let chain: TracedChain | undefined;
+  before(() => ensureBuilt());
+  beforeEach(() => {
+    dir = tempDir();
+  });
+  afterEach(async () => {
+    await chain?.close();
+    chain = undefined;
+    dir?.remove();
+  });
+  return {
+    get dir(): string {
+      return dir!.path;
+    },
+    start(components, options = {}) {
+      chain = startTracedChain(components, options);
+      return chain;
+    },
+  };
 }

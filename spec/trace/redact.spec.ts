@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { REDACTED, readTraceFile, redactCredentials } from '../../lib';
-import { AGENT_COMMAND, CLIENT_INIT, PASSTHROUGH_COMMAND, ensureBuilt, startTracedChain, tempDir, type TracedChain } from './helpers';
+import { AGENT_COMMAND, CLIENT_INIT, PASSTHROUGH_COMMAND, useTracedChains } from './helpers';
 
 const SECRET_SERVER = {
   type: 'http',
@@ -88,22 +88,11 @@ describe('redactCredentials()', () => {
 
 describe('Conductor traceFile redaction', function () {
   this.timeout(30000);
-  before(() => ensureBuilt());
-
-  let dir: ReturnType<typeof tempDir>;
-  let chain: TracedChain | undefined;
-  beforeEach(() => {
-    dir = tempDir();
-  });
-  afterEach(async () => {
-    await chain?.close();
-    chain = undefined;
-    dir.remove();
-  });
+  const chains = useTracedChains();
 
   it('redacts an Authorization header and a ?token= value in the trace, while every hop carries them unchanged', async () => {
-    const file = join(dir.path, 'trace.jsons');
-    chain = startTracedChain([PASSTHROUGH_COMMAND, PASSTHROUGH_COMMAND, AGENT_COMMAND], { traceFile: file });
+    const file = join(chains.dir, 'trace.jsons');
+    const chain = chains.start([PASSTHROUGH_COMMAND, PASSTHROUGH_COMMAND, AGENT_COMMAND], { traceFile: file });
     await chain.client.sendRequest('initialize', CLIENT_INIT);
     const params = { cwd: '/', mcpServers: [SECRET_SERVER] };
     // The agent echoes what it received: the wire carried the credentials to it and back.

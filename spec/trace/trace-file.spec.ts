@@ -6,17 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { RpcError, readTraceFile, type JsonObject } from '../../lib';
-import {
-  AGENT_COMMAND,
-  CLIENT_INIT,
-  PASSTHROUGH_COMMAND,
-  ensureBuilt,
-  schemaErrors,
-  startTracedChain,
-  tempDir,
-  withoutTs,
-  type TracedChain,
-} from './helpers';
+import { AGENT_COMMAND, CLIENT_INIT, PASSTHROUGH_COMMAND, schemaErrors, startTracedChain, withoutTs, useTracedChains } from './helpers';
 
 const CHAIN = [PASSTHROUGH_COMMAND, PASSTHROUGH_COMMAND, AGENT_COMMAND];
 /** The hops from the client to the agent, as trace events name them. */
@@ -59,22 +49,11 @@ function canonical(events: readonly object[]): string[] {
 
 describe('Conductor traceFile', function () {
   this.timeout(30000);
-  before(() => ensureBuilt());
-
-  let dir: ReturnType<typeof tempDir>;
-  let chain: TracedChain | undefined;
-  beforeEach(() => {
-    dir = tempDir();
-  });
-  afterEach(async () => {
-    await chain?.close();
-    chain = undefined;
-    dir.remove();
-  });
+  const chains = useTracedChains();
 
   it('writes exactly the events of an initialize, a prompt and a cancelled request, per hop, envelopes unwrapped', async () => {
-    const file = join(dir.path, 'trace.jsons');
-    chain = startTracedChain(CHAIN, { traceFile: file });
+    const file = join(chains.dir, 'trace.jsons');
+    const chain = chains.start(CHAIN, { traceFile: file });
     const { client } = chain;
     const updates: JsonObject[] = [];
     const idle = new Promise<void>((resolve) => {
@@ -123,8 +102,8 @@ describe('Conductor traceFile', function () {
   });
 
   it('orders the events as they happened: ts never decreases, a request precedes its answer, a cancel its hop by hop path', async () => {
-    const file = join(dir.path, 'trace.jsons');
-    chain = startTracedChain(CHAIN, { traceFile: file });
+    const file = join(chains.dir, 'trace.jsons');
+    const chain = chains.start(CHAIN, { traceFile: file });
     await chain.client.sendRequest('initialize', CLIENT_INIT);
     const sleep = chain.client.sendRequest('_test/sleep', { ms: 60000 });
     await chain.waitForEvent((event) => event.type === 'request' && event.method === '_test/sleep' && event.to === 'Agent');
@@ -153,8 +132,8 @@ describe('Conductor traceFile', function () {
   });
 
   it("shows a request from the agent to the client with each hop's own id", async () => {
-    const file = join(dir.path, 'trace.jsons');
-    chain = startTracedChain(CHAIN, { traceFile: file });
+    const file = join(chains.dir, 'trace.jsons');
+    const chain = chains.start(CHAIN, { traceFile: file });
     chain.client.onRequest('client/ask', (params) => ({ answered: params }));
     await chain.client.sendRequest('initialize', CLIENT_INIT);
     await chain.client.sendRequest('_test/echo', { warm: 'up' });
@@ -181,9 +160,9 @@ describe('Conductor traceFile', function () {
   });
 
   it('truncates an existing file and has every event on disk as soon as it happened', async () => {
-    const file = join(dir.path, 'trace.jsons');
+    const file = join(chains.dir, 'trace.jsons');
     writeFileSync(file, 'old content that is not a trace\n'.repeat(100));
-    chain = startTracedChain(CHAIN, { traceFile: file });
+    const chain = chains.start(CHAIN, { traceFile: file });
     await chain.client.sendRequest('initialize', CLIENT_INIT);
     // Read while the chain still runs: nothing is closed or flushed by a shutdown yet.
     const events = readTraceFile(file);
@@ -198,7 +177,7 @@ describe('Conductor traceFile', function () {
   });
 
   it('throws the file system error before starting anything when the file cannot be created', () => {
-    expect(() => startTracedChain(CHAIN, { traceFile: join(dir.path, 'missing', 'trace.jsons') }))
+    expect(() => startTracedChain(CHAIN, { traceFile: join(chains.dir, 'missing', 'trace.jsons') }))
       .to.throw()
       .with.property('code', 'ENOENT');
   });
