@@ -4,8 +4,8 @@
  * stopped by {@link stopAll} if the spec did not stop it. (What runs on the machine: process-table.ts.)
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { basename, join, relative, resolve } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { LineReader, requestLine, writeLines } from './lines';
 
 /** The repository root (processes run from here, so ts-node finds tsconfig.json). */
@@ -36,20 +36,49 @@ function newestSource(dir: string): number {
  * lib/, examples/ or bin/; at most once per test run. Specs call it through {@link useBuild}.
  *
  * @remarks A type error elsewhere does not stop tsc from emitting (`npm run typecheck` reports
- * those): the check afterwards is only that every compiled peer is fresh.
+ * those): the check afterwards is only that every compiled peer is fresh. `npm test` runs spec
+ * files in parallel worker processes: the build holds a lock directory, so one worker builds while
+ * the others wait and then find dist/ fresh (nobody spawns a half-written peer).
  */
 export function ensureBuilt(): void {
   if (isBuilt) return;
   const sources = Math.max(...['lib', 'examples', 'bin'].map((dir) => newestSource(join(ROOT, dir))));
   const isFresh = (): boolean => BUILT.every((file) => existsSync(file) && statSync(file).mtimeMs >= sources);
-  if (!isFresh()) {
-    const result = spawnSync('npx', ['tsc', '-p', '.'], { cwd: ROOT, encoding: 'utf8' });
-    if (!isFresh())
-      throw new Error(
-        `the build did not produce fresh ${BUILT.map((file) => relative(ROOT, file)).join(', ')}:\n${result.stdout}${result.stderr}`,
-      );
-  }
+  if (!isFresh())
+    withBuildLock(() => {
+      if (isFresh()) return; // another worker built while this one waited
+      const result = spawnSync('npx', ['tsc', '-p', '.'], { cwd: ROOT, encoding: 'utf8' });
+      if (!isFresh())
+        throw new Error(
+          `the build did not produce fresh ${BUILT.map((file) => relative(ROOT, file)).join(', ')}:\n${result.stdout}${result.stderr}`,
+        );
+    });
   isBuilt = true;
+}
+
+const BUILD_LOCK = join(ROOT, 'node_modules', '.cache', 'acp-wire-build.lock');
+/** Longer than a cold build takes: a lock this old was left by a killed run. */
+const BUILD_LOCK_STALE_MS = 180_000;
+
+function withBuildLock(build: () => void): void {
+  mkdirSync(dirname(BUILD_LOCK), { recursive: true });
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      mkdirSync(BUILD_LOCK);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const age = Date.now() - (statSync(BUILD_LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+    if (age > BUILD_LOCK_STALE_MS) rmSync(BUILD_LOCK, { recursive: true, force: true });
+    else Atomics.wait(sleeper, 0, 0, 100); // a synchronous sleep: mocha's before hook waits here
+  }
+  try {
+    build();
+  } finally {
+    rmSync(BUILD_LOCK, { recursive: true, force: true });
+  }
 }
 
 /**

@@ -6,6 +6,12 @@ import { LineReader } from '../helpers/lines';
 import { descendants, isRunning, processesEnded } from '../helpers/process-table';
 import { ROOT, WRAPPER_ARGS, fixtureArgs, fixtureEnv, useBuild } from '../helpers/processes';
 
+/**
+ * `killTimeoutMs` for children expected to end on SIGTERM: long enough for a busy machine to run
+ * the child and deliver the signal before the SIGKILL that follows one more timeout later.
+ */
+const TERM_GRACE_MS = 500;
+
 /** The node arguments that run echo-peer (set once the build is fresh). */
 let ECHO_PEER: string[];
 
@@ -72,7 +78,7 @@ describe('spawnConnection()', () => {
   });
 
   it('kills a child that does not exit after its stdin ends, after killTimeoutMs', async () => {
-    const { close } = spawnConnection(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { killTimeoutMs: 50 });
+    const { close } = spawnConnection(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { killTimeoutMs: TERM_GRACE_MS });
     expect(await close()).to.deep.equal({ code: null, signal: 'SIGTERM' });
   });
 
@@ -88,7 +94,10 @@ describe('spawnConnection()', () => {
     }
 
     it("ends a `sh -c` job's background process, not only the shell", async () => {
-      const spawned = spawnConnection('sh', ['-c', 'sleep 1000 & echo "started $!" >&2; wait'], { stderr: 'pipe', killTimeoutMs: 50 });
+      const spawned = spawnConnection('sh', ['-c', 'sleep 1000 & echo "started $!" >&2; wait'], {
+        stderr: 'pipe',
+        killTimeoutMs: TERM_GRACE_MS,
+      });
       const stderr = new LineReader(spawned.child.stderr!, { label: 'child stderr' });
       const tree = await treeOf(spawned, stderr, /started \d+\n/);
       const sleeper = Number(/started (\d+)/.exec(stderr.text)![1]);
@@ -98,7 +107,7 @@ describe('spawnConnection()', () => {
     });
 
     it('ends the binary a wrapper script launched, not only the wrapper', async () => {
-      const spawned = spawnConnection(process.execPath, WRAPPER_ARGS, { stderr: 'pipe', killTimeoutMs: 50 });
+      const spawned = spawnConnection(process.execPath, WRAPPER_ARGS, { stderr: 'pipe', killTimeoutMs: TERM_GRACE_MS });
       const stderr = new LineReader(spawned.child.stderr!, { label: 'child stderr' });
       const tree = await treeOf(spawned, stderr, /grandchild \d+\n/);
       const grandchild = Number(/grandchild (\d+)/.exec(stderr.text)![1]);
@@ -145,7 +154,7 @@ describe('spawnConnection()', () => {
     });
 
     it('resolves every call of close() with the same exit', async () => {
-      const spawned = spawnConnection(process.execPath, ['-e', 'setInterval(() => {}, 1e6)'], { killTimeoutMs: 50 });
+      const spawned = spawnConnection(process.execPath, ['-e', 'setInterval(() => {}, 1e6)'], { killTimeoutMs: TERM_GRACE_MS });
       const [first, second] = await Promise.all([spawned.close(), spawned.close()]);
       expect(first).to.deep.equal({ code: null, signal: 'SIGTERM' });
       expect(second).to.equal(first);
