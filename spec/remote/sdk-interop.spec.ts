@@ -21,6 +21,7 @@ import {
 import { rejectionOf } from '../helpers/async';
 import { LineRecorder } from '../helpers/acp-lines';
 import { acpErrors, agentLineErrors } from '../helpers/acp-schema';
+import { SDK_CLIENT_INFO, sdkCancelBeforeInsertion, sdkFirstTurn } from '../helpers/sdk-client';
 import { expectTcpHandles, tcpHandles } from './remote-helpers';
 import { SDK_AGENT_INFO, startSdkServer, type SdkServer } from './sdk-peers';
 
@@ -60,24 +61,10 @@ for (const transport of ['websocket', 'http'] as RemoteTransport[]) {
       });
 
       const withSdkClient = <T>(op: (ctx: acp.ClientContext) => Promise<T>): Promise<T> =>
-        acp.client({ name: 'acp-wire-spec' }).connectWith(SDK_CLIENTS[transport]!(listener), op);
-      const initialize = (ctx: acp.ClientContext): Promise<acp.InitializeResponse> =>
-        ctx.request(acp.methods.agent.initialize, {
-          protocolVersion: acp.PROTOCOL_VERSION,
-          info: { name: 'acp-wire-spec', version: '1.0.0' },
-        });
+        acp.client({ name: SDK_CLIENT_INFO.name }).connectWith(SDK_CLIENTS[transport]!(listener), op);
 
       it('initializes, prompts and streams the updates, every agent message valid ACP v2', async () => {
-        const outcome = await withSdkClient(async (ctx) => {
-          const init = await initialize(ctx);
-          const session = await ctx.buildSession('/tmp').start();
-          try {
-            const { messageId } = await session.prompt('hello over the network');
-            return { init, messageId, text: await session.readTextUntilIdle() };
-          } finally {
-            session.dispose();
-          }
-        });
+        const outcome = await withSdkClient((ctx) => sdkFirstTurn(ctx, 'hello over the network'));
         expect(outcome.init).to.deep.include({ protocolVersion: 2, capabilities: { session: {} } });
         expect(outcome.init.info.name).to.equal('acp-wire-conformance-agent');
         expect(outcome.text).to.equal('echo: hello over the network');
@@ -95,24 +82,7 @@ for (const transport of ['websocket', 'http'] as RemoteTransport[]) {
       });
 
       it('answers a $/cancel_request from the SDK with exactly -32800', async () => {
-        const error = await withSdkClient(async (ctx) => {
-          await initialize(ctx);
-          const session = await ctx.buildSession('/tmp').start();
-          try {
-            const controller = new AbortController();
-            const params = {
-              sessionId: session.sessionId,
-              prompt: [{ type: 'text' as const, text: 'held' }],
-              _meta: { insertDelayMs: 60_000 },
-            };
-            const prompt = ctx.request(acp.methods.agent.session.prompt, params, { cancellationSignal: controller.signal });
-            await ctx.request('_test/echo', {});
-            controller.abort();
-            return await rejectionOf(prompt);
-          } finally {
-            session.dispose();
-          }
-        });
+        const error = await withSdkClient(sdkCancelBeforeInsertion);
         expect(error).to.be.instanceOf(acp.RequestError).and.include({ code: -32800 });
         const cancel = tap.received.find((line) => line.includes('$/cancel_request'))!;
         const { requestId } = (JSON.parse(cancel) as { params: { requestId: unknown } }).params;

@@ -5,12 +5,11 @@
  */
 import * as acp from '@agentclientprotocol/sdk/experimental/v2';
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
-import { Readable, Writable } from 'node:stream';
 import { agentLineErrors, isAcpMethod } from '../helpers/acp-schema';
 import { CLIENT_INIT, spawnAgent } from '../helpers/conformance-agent';
 import { isResponseTo } from '../helpers/messages';
-import { CONFORMANCE_AGENT, ROOT, type SpawnedProcess, useBuild } from '../helpers/processes';
+import { type SpawnedProcess, useBuild } from '../helpers/processes';
+import { SDK_CLIENT_INFO, sdkCancelBeforeInsertion, sdkFirstTurn, sdkInitialize, withAgentProcess } from '../helpers/sdk-client';
 
 describe('conformance agent (ACP v2)', () => {
   useBuild();
@@ -112,38 +111,11 @@ describe('conformance agent (ACP v2)', () => {
 
   describe('the official SDK v2 client', () => {
     /** Runs `op` with an SDK client connected to a fresh agent over stdio; the agent must exit 0. */
-    async function withSdkClient<T>(op: (ctx: acp.ClientContext) => Promise<T>): Promise<T> {
-      const child = spawn(process.execPath, [CONFORMANCE_AGENT], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      const stream = acp.ndJsonStream(
-        Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
-        Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
-      );
-      try {
-        return await acp.client({ name: 'acp-wire-spec' }).connectWith(stream, op);
-      } finally {
-        child.stdin.end();
-        expect(await exited).to.equal(0);
-      }
-    }
-
-    const initialize = (ctx: acp.ClientContext): Promise<acp.InitializeResponse> =>
-      ctx.request(acp.methods.agent.initialize, {
-        protocolVersion: acp.PROTOCOL_VERSION,
-        info: { name: 'acp-wire-spec', version: '1.0.0' },
-      });
+    const withSdkClient = <T>(op: (ctx: acp.ClientContext) => Promise<T>): Promise<T> =>
+      withAgentProcess(({ output, input }) => acp.client({ name: SDK_CLIENT_INFO.name }).connectWith(acp.ndJsonStream(output, input), op));
 
     it('initializes, creates a session and prompts the agent', async () => {
-      const outcome = await withSdkClient(async (ctx) => {
-        const init = await initialize(ctx);
-        const session = await ctx.buildSession('/tmp').start();
-        try {
-          const { messageId } = await session.prompt('hello from the SDK');
-          return { init, messageId, text: await session.readTextUntilIdle() };
-        } finally {
-          session.dispose();
-        }
-      });
+      const outcome = await withSdkClient((ctx) => sdkFirstTurn(ctx, 'hello from the SDK'));
       expect(outcome.init).to.deep.include({
         protocolVersion: 2,
         info: { name: 'acp-wire-conformance-agent', version: outcome.init.info.version },
@@ -154,7 +126,7 @@ describe('conformance agent (ACP v2)', () => {
 
     it('sees the turn that session/cancel stops end idle with stopReason "cancelled"', async () => {
       const stopReason = await withSdkClient(async (ctx) => {
-        await initialize(ctx);
+        await sdkInitialize(ctx);
         const session = await ctx.buildSession('/tmp').start();
         try {
           const prompt = [{ type: 'text' as const, text: 'long work' }];
@@ -173,28 +145,7 @@ describe('conformance agent (ACP v2)', () => {
     });
 
     it('gets -32800 for a prompt cancelled before insertion', async () => {
-      const error = await withSdkClient(async (ctx) => {
-        await initialize(ctx);
-        const session = await ctx.buildSession('/tmp').start();
-        try {
-          const controller = new AbortController();
-          const params = {
-            sessionId: session.sessionId,
-            prompt: [{ type: 'text' as const, text: 'held' }],
-            _meta: { insertDelayMs: 60_000 },
-          };
-          const prompt = ctx.request(acp.methods.agent.session.prompt, params, { cancellationSignal: controller.signal });
-          // The agent answers in order: once this echo is back, the prompt is held there.
-          await ctx.request('_test/echo', {});
-          controller.abort();
-          return await prompt.then(
-            () => undefined,
-            (reason: unknown) => reason,
-          );
-        } finally {
-          session.dispose();
-        }
-      });
+      const error = await withSdkClient(sdkCancelBeforeInsertion);
       expect(error).to.be.instanceOf(acp.RequestError).and.to.include({ code: -32800 });
     });
   });

@@ -6,12 +6,11 @@
  */
 import * as acp from '@agentclientprotocol/sdk';
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
-import { Readable, Writable } from 'node:stream';
 import { agentLineErrors, isAcpMethod } from '../helpers/acp-schema';
 import { IdNamer, INIT_RESULT, PACKAGE_VERSION, spawnAgent } from '../helpers/conformance-agent';
 import { isResponseTo } from '../helpers/messages';
-import { CONFORMANCE_AGENT, ROOT, useBuild, type SpawnedProcess } from '../helpers/processes';
+import { useBuild, type SpawnedProcess } from '../helpers/processes';
+import { SDK_CLIENT_INFO, withAgentProcess } from '../helpers/sdk-client';
 
 const V1_INIT = {
   protocolVersion: 1,
@@ -191,27 +190,18 @@ describe('conformance agent (ACP v1)', () => {
 
   describe('the official SDK v1 client (default entry point)', () => {
     /** Runs `op` with an SDK v1 client connected to a fresh agent over stdio; the agent must exit 0. */
-    async function withSdkClient<T>(op: (ctx: acp.ClientContext) => Promise<T>): Promise<T> {
-      const child = spawn(process.execPath, [CONFORMANCE_AGENT], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      const stream = acp.ndJsonStream(
-        Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
-        Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
-      );
+    function withSdkClient<T>(op: (ctx: acp.ClientContext) => Promise<T>): Promise<T> {
       // A dummy agent for the afterEach hook: this test owns its own process.
       agent = { stop: async () => ({ code: 0, signal: null }), stderr: { text: '' } } as unknown as SpawnedProcess;
-      try {
-        return await acp.client({ name: 'acp-wire-spec' }).connectWith(stream, op);
-      } finally {
-        child.stdin.end();
-        expect(await exited).to.equal(0);
-      }
+      return withAgentProcess(({ output, input }) =>
+        acp.client({ name: SDK_CLIENT_INFO.name }).connectWith(acp.ndJsonStream(output, input), op),
+      );
     }
 
     const initialize = (ctx: acp.ClientContext): Promise<acp.InitializeResponse> =>
       ctx.request(acp.methods.agent.initialize, {
         protocolVersion: acp.PROTOCOL_VERSION,
-        clientInfo: { name: 'acp-wire-spec', version: '1.0.0' },
+        clientInfo: SDK_CLIENT_INFO,
       });
 
     it('negotiates v1, creates a session and reads a whole turn ending end_turn', async () => {
