@@ -18,7 +18,6 @@ import {
   type AcpWireError,
   type CloseReason,
 } from './errors';
-import { LineDecoder, type LineSink } from './framing';
 import { briefly, defaultLogger, logLazily, type Logger } from './logger';
 import {
   classify,
@@ -47,7 +46,7 @@ import {
   type SendRequestOptions,
   type SentRequest,
 } from './sent-request';
-import { InputFlow, type DrainSource } from './backlog';
+import { InputReader } from './input-reader';
 import { whenDrained, type DrainOptions } from './drain';
 import { LineWriter } from './writer';
 import { registerConnectionHooks, type RequestGate } from './connection-hooks';
@@ -113,10 +112,9 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   readonly #router = new Router();
   readonly #pending = new PendingRequests();
   readonly #inflight = new InflightRequests();
-  readonly #input: Readable;
   readonly #output: Writable;
   readonly #writer: LineWriter;
-  readonly #decoder: LineDecoder;
+  readonly #reader: InputReader;
   readonly #logger: Logger;
   readonly #endOutput: boolean;
   readonly #inbound: InboundWire;
@@ -125,7 +123,6 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   #gate: RequestGate | undefined;
   #closeReason: CloseReason | undefined;
   #closed: Promise<void> | undefined;
-  readonly #flow: InputFlow;
 
   /**
    * @param input - the stream messages are read from (bytes)
@@ -136,18 +133,9 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     super();
     if (!input || typeof input.on !== 'function') throw new TypeError('input must be a readable stream');
     if (!output || typeof output.write !== 'function') throw new TypeError('output must be a writable stream');
-    this.#input = input;
     this.#output = output;
     this.#logger = options.logger ?? defaultLogger(options.name);
     this.#endOutput = options.endOutputOnClose ?? true;
-    this.#decoder = new LineDecoder(this.#sink, { maxLineBytes: options.maxLineBytes });
-    this.#flow = new InputFlow(input, {
-      dispatch: (value, line) => this.#receive(value, line),
-      isClosed: () => this.#closeReason !== undefined,
-      inputEnded: () => void this.#shutdown('input ended'),
-      inputHeld: (isHeld, bytes) =>
-        this.#logger.log('debug', isHeld ? `input paused: holding ${bytes} bytes until the output drains` : 'input resumed'),
-    });
     this.#writer = new LineWriter(output, { backpressure: (isFull) => this.#onBackpressure(isFull) });
     this.#inbound = { isClosing: false, finish: (req, result, error) => this.#finish(req, result, error) };
     this.#outbound = {
@@ -155,18 +143,27 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       sendCancel: (id) => this.#sendCancel(id),
       giveUp: (id) => this.#pending.giveUp(id),
     };
-    input.on('data', this.#onData);
-    input.on('end', this.#onEnd);
-    input.on('close', this.#onInputClose);
-    input.on('error', this.#onInputError);
+    this.#reader = new InputReader(
+      input,
+      {
+        dispatch: (value, line) => this.#receive(value, line),
+        undecodable: (error) => this.#refuseLine(error),
+        ended: () => void this.#shutdown('input ended'),
+        failed: (error) => void this.#shutdown('input error', error),
+        isClosed: () => this.#closeReason !== undefined,
+        held: (isHeld, bytes) =>
+          this.#logger.log('debug', isHeld ? `input paused: holding ${bytes} bytes until the output drains` : 'input resumed'),
+      },
+      options.maxLineBytes,
+    );
     output.on('error', this.#onOutputError);
     registerConnectionHooks(this, {
       setGate: (gate) => {
         this.#gate = gate;
       },
       shutdown: (reason, error) => this.#shutdown(reason, error),
-      holdInputWhileFull: (relay) => this.#flow.holdWhileFull(relay),
-      heldBytes: () => this.#flow.heldBytes,
+      holdInputWhileFull: (relay) => this.#reader.holdWhileFull(relay),
+      heldBytes: () => this.#reader.heldBytes,
     });
   }
 
@@ -306,14 +303,12 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     this.emit('warning', warning);
   }
 
-  readonly #sink: LineSink = {
-    value: (value, line) => this.#flow.accept(value, line),
-    error: (error) => {
-      if (error instanceof JsonParseError) this.#sendError(null, RpcError.parseError().toJSON());
-      else this.#answerTooLarge(error);
-      this.#report(error);
-    },
-  };
+  /** A line that could not be decoded: `-32700`, or `-32600` for an oversize request whose id shows. */
+  #refuseLine(error: JsonParseError | FrameTooLargeError): void {
+    if (error instanceof JsonParseError) this.#sendError(null, RpcError.parseError().toJSON());
+    else this.#answerTooLarge(error);
+    this.#report(error);
+  }
 
   /**
    * A line over the limit: when its first bytes show a request's id, that request is answered
@@ -326,34 +321,11 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     this.#send(responseLine(null, rawId, undefined, refusal));
   }
 
-  readonly #onData = (chunk: Buffer | string): void => {
-    this.#decoder.write(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
-  };
-
-  readonly #onEnd = (): void => {
-    if (this.#closeReason) return;
-    this.#decoder.end();
-    // Messages held back are still dispatched: the close waits for them.
-    if (this.#flow.end()) void this.#shutdown('input ended');
-  };
-
-  /**
-   * The input closed. Without an `'end'` first it was destroyed: its last bytes are not a line the
-   * peer finished, so a partial line is discarded rather than decoded (however large it is).
-   */
-  readonly #onInputClose = (): void => {
-    if (this.#closeReason) return;
-    if (this.#input.readableEnded === false) this.#decoder.discard();
-    this.#onEnd();
-  };
-
-  readonly #onInputError = (error: Error): void => void this.#shutdown('input error', error);
-
   readonly #onOutputError = (error: Error): void => void this.#shutdown('output error', error);
 
   #onBackpressure(isFull: boolean): void {
     if (this.#closeReason) return;
-    this.#flow.setOutputFull(isFull);
+    this.#reader.setOutputFull(isFull);
     // Held messages dispatched on the drain may have filled the output again: then the next drain says so.
     if (!isFull && !this.#writer.needsDrain) this.emit('drain');
   }
@@ -463,7 +435,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     if (this.#closed) return this.#closed;
     this.#closeReason = reason;
     (this.#inbound as { isClosing: boolean }).isClosing = true;
-    this.#detachInput();
+    this.#reader.detach();
     const closedError = new ConnectionClosedError(reason, undefined, error && { cause: error });
     this.#inflight.abandonAll(closedError);
     const pending = this.#pending.drain();
@@ -479,16 +451,6 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     });
     this.emit('close', reason, error);
     return this.#closed;
-  }
-
-  #detachInput(): void {
-    const input = this.#input;
-    input.removeListener('data', this.#onData);
-    input.removeListener('end', this.#onEnd);
-    input.removeListener('close', this.#onInputClose);
-    input.removeListener('error', this.#onInputError);
-    input.on('error', ignore);
-    input.pause();
   }
 }
 
