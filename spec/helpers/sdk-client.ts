@@ -25,16 +25,23 @@ export interface WebStdio {
 export async function withAgentProcess<T>(op: (stdio: WebStdio) => Promise<T>): Promise<T> {
   const child = spawn(process.execPath, [CONFORMANCE_AGENT], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const stop = (): Promise<number | null> => {
+    child.stdin.end();
+    return exited;
+  };
+  let value: T;
   try {
-    return await op({
+    value = await op({
       output: Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
       input: Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
     });
-  } finally {
-    child.stdin.end();
-    const code = await exited;
-    if (code !== 0) throw new Error(`the conformance agent exited with code ${code}`);
+  } catch (error) {
+    await stop();
+    throw error;
   }
+  const code = await stop();
+  if (code !== 0) throw new Error(`the conformance agent exited with code ${code}`);
+  return value;
 }
 
 /** Sends the SDK v2 client's `initialize` (version 2, {@link SDK_CLIENT_INFO}). */
