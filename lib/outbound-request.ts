@@ -5,7 +5,7 @@
  *
  * @packageDocumentation
  */
-import { ForwardingError, RequestDetachedError, RpcError } from './errors';
+import { ForwardingError, RequestDetachedError, RpcError, peerRpcError } from './errors';
 import type { InboundRequest } from './inbound-request';
 import type { ErrorObject, JsonValue, RequestId } from './message';
 import type { DropCandidate } from './drop-registration';
@@ -155,7 +155,10 @@ export class OutboundRequest implements DropTarget, DropCandidate {
   /** A response arrived for this request. */
   settle(result: JsonValue | undefined, error: ErrorObject | undefined): void {
     if (this.#state !== 'pending' && this.#state !== 'detached') return;
-    this.#end(result, error === undefined ? undefined : { error: RpcError.fromJSON(error), forwardedError: () => error });
+    this.#end(
+      result,
+      error === undefined ? undefined : { error: peerRpcError(error.code, error.message, error.data), forwardedError: () => error },
+    );
     this.#deliverUpstream(result, error);
   }
 
