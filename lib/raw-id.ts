@@ -104,6 +104,8 @@ function idToken(line: string): string | undefined {
   return end === -1 ? undefined : line.slice(i, end);
 }
 
+/** Lines shorter than this (small messages) are searched for `id"`, which stops less often. */
+const SHORT_LINE_CHARS = 1024;
 /** Lines at least this long are sampled before searching them for `"id"` (see {@link hasIdMemberFrom}). */
 const LONG_LINE_CHARS = 64 * 1024;
 /** How many characters of a long line are sampled for their density of quotes. */
@@ -114,8 +116,8 @@ const DENSE_QUOTES = 48;
 const ID_MEMBER = /"id"[ \t\r\n]*:/g;
 
 /**
- * Whether a member named `id` may start at or after `from` (`true` may be a false alarm: the
- * caller then reads the line's structure exactly).
+ * Whether a member named `id` may start at or after `from` (`true` may be a false alarm, such as
+ * `"pid"` in a short line: the caller then reads the line's structure exactly).
  *
  * @remarks `indexOf('"id"')` stops at every quote to compare the next three characters: in the
  * JSON of an object payload (a quote every few characters) it took 3–6 ms per MiB, a third of
@@ -124,6 +126,9 @@ const ID_MEMBER = /"id"[ \t\r\n]*:/g;
  * string) `indexOf` is the faster by far (~0.02 ms per MiB). Both find every member named `id`.
  */
 function hasIdMemberFrom(line: string, from: number): boolean {
+  // A `"id"` at or after `from` has its `id"` at or after `from + 1`; searching from the `i`
+  // stops at each `i` rather than at each quote: 63 instead of 164 ns on a short request line.
+  if (line.length < SHORT_LINE_CHARS) return line.indexOf('id"', from + 1) !== -1;
   if (line.length - from < LONG_LINE_CHARS || !hasDenseQuotes(line, from)) return line.indexOf('"id"', from) !== -1;
   ID_MEMBER.lastIndex = from;
   return ID_MEMBER.test(line);

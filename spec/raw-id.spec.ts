@@ -91,6 +91,11 @@ describe('raw-id', () => {
       });
     });
 
+    it('reads the id of a short line whose params hold a member ending in id', () => {
+      expect(rawIdText('{"jsonrpc":"2.0","id":1.0,"method":"m","params":{"pid":3,"uuid":"x"}}', 1)).to.equal('1.0');
+      expect(rawIdText('{"jsonrpc":"2.0","id":1,"method":"m","params":{"pid":3}}', 1)).to.equal(undefined);
+    });
+
     it('reads an id whose key is written with escapes', () => {
       expect(rawIdText('{"jsonrpc":"2.0","\\u0069d":1.0,"method":"m"}', 1)).to.equal('1.0');
     });
