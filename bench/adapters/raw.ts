@@ -11,6 +11,8 @@ import { COUNT, ECHO, HOLD, NOTE, RELEASE, REQUEST_CANCELLED, STATS, ServerState
 import type { BenchClient, BenchServer, Library } from './types';
 
 const CANCEL = '$/cancel_request';
+/** The reason a held request's signal aborts with: the peer's `-32800`. */
+const CANCELLED_REASON = Object.freeze({ code: REQUEST_CANCELLED, message: 'Request cancelled' });
 
 /** A JSON-RPC message as the raw peers look at it. @internal */
 export interface Wire {
@@ -126,7 +128,8 @@ export function rawServer(sendMessage: (message: unknown) => void): (message: Wi
         const controller = waiting.get(target);
         if (!controller) return;
         waiting.delete(target);
-        return controller.abort();
+        // A reason of its own: abort() without one builds a DOMException, stack trace included.
+        return controller.abort(CANCELLED_REASON);
       }
       case HOLD:
         return state.hold(() => reply(id, null));
