@@ -49,6 +49,7 @@ import {
 import { InputReader } from './input-reader';
 import { whenDrained, type DrainOptions } from './drain';
 import { LineWriter } from './writer';
+import { lookAfterSendingJobs } from './drop-registration';
 import { registerConnectionHooks, type RequestGate } from './connection-hooks';
 
 // The ACP layer and the transports reach a connection's internals through these (see connection-hooks.ts).
@@ -136,7 +137,11 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     this.#output = output;
     this.#logger = options.logger ?? defaultLogger(options.name);
     this.#endOutput = options.endOutputOnClose ?? true;
-    this.#writer = new LineWriter(output, { backpressure: (isFull) => this.#onBackpressure(isFull) });
+    this.#writer = new LineWriter(output, {
+      backpressure: (isFull) => this.#onBackpressure(isFull),
+      // The flush of a request's line runs after the job that sent it: see registerUnlessConsumed.
+      flushing: lookAfterSendingJobs,
+    });
     this.#inbound = { isClosing: false, finish: (req, result, error) => this.#finish(req, result, error) };
     this.#outbound = {
       publish: (req) => this.#publish(req),

@@ -14,15 +14,13 @@ export interface DropCandidate {
   registerDrop(sent: object): void;
 }
 
-/** Requests not looked at yet, as pairs: `[sent, request, sent, request, …]`. */
+/** Requests sent by jobs that may still be running, as pairs: `[sent, request, sent, request, …]`. */
 let fresh: (object | DropCandidate)[] = [];
-/** Requests unconsumed at their first look, registered at their second unless consumed since. */
-let second: (object | DropCandidate)[] = [];
-let isScheduled = false;
 const resolved = Promise.resolve();
 
 /**
- * Registers `sent` for drop-cancel, unless it is consumed within two microtask passes.
+ * Registers `sent` for drop-cancel, unless it is consumed by the time a microtask queued after the
+ * job that sent it runs. The connection calls {@link lookAfterSendingJobs} from its write flush.
  *
  * @remarks
  * Registering every SentRequest with the `FinalizationRegistry` and unregistering it when its
@@ -32,38 +30,41 @@ const resolved = Promise.resolve();
  * `Promise.all`, `Promise.race` or returning it from an async function) calls `sent.then()` in a
  * microtask it queues synchronously, in the job that sent the request.
  *
- * So `sent` is held here, strongly, and looked at twice: first in a microtask queued after the
- * job that sent it (the `then()` job of an immediate `await` is queued before the second look),
- * then in the microtask pass after that. Only a request still pending and unconsumed at its second
- * look is registered. The strong reference is what keeps drop-cancel exact: a SentRequest dropped
- * in the job that sent it cannot be collected before it is registered (a collection in between
- * finds it reachable from here); it is collected by a later collection, which cancels it.
- * Everything stays bounded: the looks run in the same microtask checkpoint, before the event loop
- * moves on.
+ * So `sent` is held here, strongly, until a microtask queued after that `then()` job looks at it;
+ * only a request still pending and unconsumed then is registered. That microtask is queued by the
+ * connection's write flush, which already exists for every request sent: the flush is a microtask
+ * that runs after the job that wrote the request's line has returned (it was queued during that
+ * job or after it), so a microtask it queues runs after every `then()` job the sending job queued.
+ * (A look queued by the send itself would run before that `then()` job and need a second pass:
+ * two microtasks per request instead of one per flush.) The strong reference is what keeps
+ * drop-cancel exact: a SentRequest dropped in the job that sent it cannot be collected before it
+ * is registered (a collection in between finds it reachable from here); it is collected by a later
+ * collection, which cancels it. Everything stays bounded: the look runs in the same microtask
+ * checkpoint, before the event loop moves on.
  *
  * @internal
  */
 export function registerUnlessConsumed(sent: object, request: DropCandidate): void {
-  if (!isFinalizationTracking()) return;
-  fresh.push(sent, request);
-  if (!isScheduled) {
-    isScheduled = true;
-    void resolved.then(look);
-  }
+  if (isFinalizationTracking()) fresh.push(sent, request);
 }
 
-function look(): void {
-  const due = second;
-  second = [];
-  for (let i = 0; i < due.length; i += 2) {
-    const request = due[i + 1] as DropCandidate;
-    if (request.isDropCancellable) request.registerDrop(due[i]!);
-  }
+/**
+ * Queues the look at the requests sent so far. Only call it from a microtask that runs after the
+ * jobs that sent them returned (a connection's write flush, queued by the request's own line).
+ *
+ * @internal
+ */
+export function lookAfterSendingJobs(): void {
+  if (fresh.length === 0) return;
   const seen = fresh;
   fresh = [];
+  // One look per batch: a batch moved by a later flush gets a look queued after its own then() jobs.
+  void resolved.then(() => look(seen));
+}
+
+function look(seen: (object | DropCandidate)[]): void {
   for (let i = 0; i < seen.length; i += 2) {
-    if ((seen[i + 1] as DropCandidate).isDropCancellable) second.push(seen[i]!, seen[i + 1]!);
+    const request = seen[i + 1] as DropCandidate;
+    if (request.isDropCancellable) request.registerDrop(seen[i]!);
   }
-  if (second.length > 0) void resolved.then(look);
-  else isScheduled = false;
 }

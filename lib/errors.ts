@@ -144,6 +144,27 @@ function serializableData(data: unknown): JsonValue | undefined {
   }
 }
 
+/**
+ * An {@link RpcError} for what the peer sent (an error answer, a `$/cancel_request`), built
+ * without capturing stack frames.
+ *
+ * @remarks Such an error is created while a received line is dispatched: its stack would only list
+ * acp-wire's own receive path (decoder, dispatch, routing), never the code that sent the request or
+ * awaits it. Capturing those frames (walking and translating optimized frames) was the largest
+ * single cost of a cancellation. Its `stack` is its first line only (`RpcError: Request cancelled`).
+ *
+ * @internal
+ */
+export function peerRpcError(code: number, message: string, data?: JsonValue): RpcError {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new RpcError(code, message, data);
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
 /** A one-line description of any thrown value, for logs and `-32603` data. */
 export function describeThrown(thrown: unknown): string {
   if (thrown instanceof Error) return `${thrown.name}: ${thrown.message}`;

@@ -3,6 +3,7 @@
  *
  * @packageDocumentation
  */
+import { StringDecoder } from 'node:string_decoder';
 import { Transform, type TransformCallback } from 'node:stream';
 import { FrameTooLargeError, JsonParseError, SerializationError } from './errors';
 
@@ -11,8 +12,11 @@ export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
 
 const NEWLINE = 0x0a;
 const CARRIAGE_RETURN = 0x0d;
+const BYTE_ORDER_MARK = 0xfeff;
 /** How many first bytes of a line over the limit a {@link FrameTooLargeError} keeps as its `head`. */
 export const FRAME_HEAD_BYTES = 1024;
+/** The bytes of a line kept to build that head: three more, for a byte order mark. */
+const HEAD_SOURCE_BYTES = FRAME_HEAD_BYTES + 3;
 
 /** What a {@link LineDecoder} reports for each line. */
 export interface LineSink {
@@ -45,8 +49,11 @@ function checkMaxLineBytes(value: number | undefined): number {
  * The push parser under every framer: feed it byte chunks, it calls the sink once per line.
  *
  * @remarks
- * Lines are split on `\n` in bytes and decoded as UTF-8 only once complete, so a multi-byte
- * character split across chunks is never damaged. A trailing `\r` and blank lines (spaces, tabs,
+ * Lines are split on `\n` in bytes. A line within one chunk is decoded as UTF-8 once complete; a
+ * line spread over several chunks is decoded chunk by chunk as it arrives (a `StringDecoder` carries
+ * a multi-byte character split across two chunks), and its pieces are joined only by `JSON.parse`:
+ * no byte of it is copied before decoding, as a byte buffer per chunk and their concatenation
+ * were. Either way a multi-byte character split across chunks is never damaged. A trailing `\r` and blank lines (spaces, tabs,
  * `\r`) are skipped, and so is a UTF-8 byte order mark at the very start of the stream (RFC 8259
  * lets a parser ignore it). A line over the limit is discarded up to its newline and reported once
  * as a {@link FrameTooLargeError} carrying the line's first bytes; the parser then goes on. It
@@ -55,8 +62,14 @@ function checkMaxLineBytes(value: number | undefined): number {
 export class LineDecoder {
   readonly #sink: LineSink;
   readonly #max: number;
-  #parts: Buffer[] = [];
+  /** The decoded text of the partial line (the line whose newline has not arrived yet). */
+  #partText = '';
+  /** Its length in bytes (what the limit counts), including bytes the decoder still holds. */
   #partBytes = 0;
+  /** Copies of its first {@link HEAD_SOURCE_BYTES} bytes: the head of a {@link FrameTooLargeError}. */
+  #headParts: Buffer[] = [];
+  /** Decodes the partial line's chunks; holds the bytes of a character split between two. */
+  #utf8 = new StringDecoder('utf8');
   #discarding = false;
   /** No line has ended yet: a byte order mark may still open the stream. */
   #isFirstLine = true;
@@ -77,7 +90,7 @@ export class LineDecoder {
         this.#line(chunk, start, nl);
       } else {
         this.#append(chunk.subarray(start, nl));
-        if (!this.#discarding) this.#flushParts();
+        if (!this.#discarding) this.#flushPart();
         this.#discarding = false;
       }
       start = nl + 1;
@@ -88,7 +101,7 @@ export class LineDecoder {
 
   /** Ends the input: a last line without a newline is decoded. */
   end(): void {
-    if (!this.#discarding && this.#partBytes > 0) this.#flushParts();
+    if (!this.#discarding && this.#partBytes > 0) this.#flushPart();
     this.discard();
   }
 
@@ -98,35 +111,49 @@ export class LineDecoder {
    */
   discard(): void {
     this.#discarding = false;
-    this.#parts = [];
+    this.#resetPart();
+  }
+
+  #resetPart(): void {
+    if (this.#partBytes > 0) this.#utf8 = new StringDecoder('utf8');
+    this.#partText = '';
     this.#partBytes = 0;
+    this.#headParts = [];
   }
 
   #append(bytes: Buffer): void {
     if (this.#partBytes + bytes.length > this.#max) {
-      const head = this.#head(firstBytes(this.#parts, bytes, FRAME_HEAD_BYTES + 3));
+      const head = this.#head(firstBytes(this.#headParts, bytes, HEAD_SOURCE_BYTES));
       this.#isFirstLine = false;
-      this.#parts = [];
-      this.#partBytes = 0;
+      this.#resetPart();
       this.#discarding = true;
       this.#sink.error(new FrameTooLargeError(this.#max, { head }));
       return;
     }
-    // Copy: the caller may reuse its chunk buffer once write() returns.
-    this.#parts.push(Buffer.from(bytes));
+    // Copy the head's bytes only: the caller may reuse its chunk buffer once write() returns.
+    if (this.#partBytes < HEAD_SOURCE_BYTES) this.#headParts.push(Buffer.from(bytes.subarray(0, HEAD_SOURCE_BYTES - this.#partBytes)));
+    this.#partText += this.#utf8.write(bytes);
     this.#partBytes += bytes.length;
   }
 
-  #flushParts(): void {
-    const joined = this.#parts.length === 1 ? this.#parts[0]! : Buffer.concat(this.#parts, this.#partBytes);
-    this.#parts = [];
+  /** The partial line is complete: decode what the decoder still holds and handle the line. */
+  #flushPart(): void {
+    let text = this.#partText + this.#utf8.end();
+    this.#partText = '';
     this.#partBytes = 0;
-    this.#line(joined, 0, joined.length);
+    this.#headParts = [];
+    if (this.#isFirstLine) {
+      this.#isFirstLine = false;
+      // U+FEFF first is exactly the bytes EF BB BF first: a byte order mark.
+      if (text.charCodeAt(0) === BYTE_ORDER_MARK) text = text.slice(1);
+    }
+    if (text.charCodeAt(text.length - 1) === CARRIAGE_RETURN) text = text.slice(0, -1);
+    if (text.length > 0) this.#parse(text);
   }
 
   #line(buf: Buffer, start: number, end: number): void {
     if (end - start > this.#max) {
-      const head = this.#head(buf.subarray(start, start + FRAME_HEAD_BYTES + 3));
+      const head = this.#head(buf.subarray(start, start + HEAD_SOURCE_BYTES));
       this.#isFirstLine = false;
       this.#sink.error(new FrameTooLargeError(this.#max, { head }));
       return;
@@ -138,7 +165,10 @@ export class LineDecoder {
     // A CRLF line's `\r` is not part of its text (the sink's `line` goes into logs and id echo).
     if (end > start && buf[end - 1] === CARRIAGE_RETURN) end--;
     if (end === start) return;
-    const text = buf.toString('utf8', start, end);
+    this.#parse(buf.toString('utf8', start, end));
+  }
+
+  #parse(text: string): void {
     let value: unknown;
     try {
       value = JSON.parse(text);

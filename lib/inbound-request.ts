@@ -4,7 +4,7 @@
  *
  * @packageDocumentation
  */
-import { AlreadyAnsweredError, RpcError, type ConnectionClosedError } from './errors';
+import { AlreadyAnsweredError, ErrorCode, RpcError, peerRpcError, type ConnectionClosedError } from './errors';
 import { idleCollector } from './idle-collector';
 import type { ErrorObject, JsonValue, RequestId } from './message';
 import { registerForFinalization, unregisterFromFinalization, type DropTarget } from './responder-tracker';
@@ -182,7 +182,7 @@ export class InboundRequest implements DropTarget {
   markCancelledByPeer(): void {
     if (this.isCancelled || this.#state === 'answered') return;
     this.isCancelled = true;
-    this.#abort(RpcError.requestCancelled());
+    this.#abort(peerRpcError(ErrorCode.RequestCancelled, 'Request cancelled'));
     this.#runCancelHooks();
   }
 

@@ -5,9 +5,10 @@
  *
  * @packageDocumentation
  */
-import { ForwardingError, RequestDetachedError, RpcError } from './errors';
+import { ForwardingError, RequestDetachedError, RpcError, peerRpcError } from './errors';
 import type { InboundRequest } from './inbound-request';
 import type { ErrorObject, JsonValue, RequestId } from './message';
+import { addWaiter, completeWaiters, waitForAnswer, type AnswerWaiters } from './answer-waiter';
 import type { DropCandidate } from './drop-registration';
 import { registerForFinalization, unregisterFromFinalization, type DropTarget } from './responder-tracker';
 import { deliverForwarded } from './unserializable';
@@ -52,7 +53,7 @@ interface Failure {
  * @remarks
  * One field, {@link OutboundRequest.state}, says where the request is (`—`: ignored):
  *
- * | state \ event | `markPublished()` | `settle()` (answer routed) | `fail()` (local failure) | `giveUp()` (timeout) | `detach()` | `promise()` (await) | `forwardTo()` |
+ * | state \ event | `markPublished()` | `settle()` (answer routed) | `fail()` (local failure) | `giveUp()` (timeout) | `detach()` | `then()` (await) | `forwardTo()` |
  * | --- | --- | --- | --- | --- | --- | --- | --- |
  * | prepared | pending | — | settled | — | — | — | — |
  * | pending | — | settled ¹ | settled ¹ | settled ¹ (RequestTimeoutError) | detached: awaiters reject now (RequestDetachedError) | waits | links upstream |
@@ -86,10 +87,8 @@ export class OutboundRequest implements DropTarget, DropCandidate {
   /** Once settled: the result (success), or `#failure`. Fields rather than an object per answer. */
   #result: JsonValue | undefined;
   #failure: Failure | undefined;
-  /** The caller's promise and its resolvers, created on first `promise()` while pending. */
-  #promise: Promise<unknown> | undefined;
-  #resolve: ((value: unknown) => void) | undefined;
-  #reject: ((error: unknown) => void) | undefined;
+  /** The `then()` calls waiting for the answer (see `waitForAnswer`). */
+  #waiters: AnswerWaiters;
   #cleanups: (() => void)[] | undefined;
   #upstream: InboundRequest | null | undefined;
 
@@ -138,7 +137,7 @@ export class OutboundRequest implements DropTarget, DropCandidate {
 
   /** Whether dropping the SentRequest would send a cancel: pending, not awaited, not forwarded, not cancelled. */
   get isDropCancellable(): boolean {
-    return this.#state === 'pending' && this.#promise === undefined && this.#upstream === undefined && !this.#isCancelSent;
+    return this.#state === 'pending' && this.#waiters === undefined && this.#upstream === undefined && !this.#isCancelSent;
   }
 
   /** Registers `sent` (this request's SentRequest) so that collecting it calls {@link OutboundRequest.dropped}. */
@@ -149,13 +148,16 @@ export class OutboundRequest implements DropTarget, DropCandidate {
 
   /** The SentRequest was collected: cancel unless awaited, forwarded, detached or settled. */
   dropped(): void {
-    if (this.#state === 'pending' && this.#promise === undefined && this.#upstream === undefined) this.requestCancel();
+    if (this.#state === 'pending' && this.#waiters === undefined && this.#upstream === undefined) this.requestCancel();
   }
 
   /** A response arrived for this request. */
   settle(result: JsonValue | undefined, error: ErrorObject | undefined): void {
     if (this.#state !== 'pending' && this.#state !== 'detached') return;
-    this.#end(result, error === undefined ? undefined : { error: RpcError.fromJSON(error), forwardedError: () => error });
+    this.#end(
+      result,
+      error === undefined ? undefined : { error: peerRpcError(error.code, error.message, error.data), forwardedError: () => error },
+    );
     this.#deliverUpstream(result, error);
   }
 
@@ -189,9 +191,9 @@ export class OutboundRequest implements DropTarget, DropCandidate {
   detach(): void {
     if (this.#state === 'pending') {
       this.#state = 'detached';
-      const reject = this.#reject;
-      this.#forgetPromise();
-      reject?.(new RequestDetachedError(this.method));
+      const waiters = this.#waiters;
+      this.#waiters = undefined;
+      if (waiters) completeWaiters(waiters, false, new RequestDetachedError(this.method));
     } else if (this.#state === 'settled') {
       this.#state = 'discarded';
       this.#result = undefined;
@@ -199,19 +201,23 @@ export class OutboundRequest implements DropTarget, DropCandidate {
     }
   }
 
-  /** The promise of the answer (created on first use, so an unconsumed error never goes unhandled). */
-  promise(): Promise<unknown> {
+  /**
+   * `Promise.prototype.then` on the answer: no promise exists before it is called, so an
+   * unconsumed error never goes unhandled.
+   */
+  then(onFulfilled: unknown, onRejected: unknown): Promise<unknown> {
     switch (this.#state) {
-      case 'settled':
-        return this.#failure === undefined ? Promise.resolve(this.#result) : Promise.reject(this.#failure.error);
+      case 'settled': {
+        const settled = this.#failure === undefined ? Promise.resolve(this.#result) : Promise.reject(this.#failure.error);
+        return settled.then(onFulfilled as never, onRejected as never);
+      }
       case 'detached':
       case 'discarded':
-        return Promise.reject(new RequestDetachedError(this.method));
+        return Promise.reject(new RequestDetachedError(this.method)).then(onFulfilled as never, onRejected as never);
       default:
-        return (this.#promise ??= new Promise<unknown>((resolve, reject) => {
-          this.#resolve = resolve;
-          this.#reject = reject;
-        }));
+        return waitForAnswer(onFulfilled, onRejected, (waiter) => {
+          this.#waiters = addWaiter(this.#waiters, waiter);
+        });
     }
   }
 
@@ -261,19 +267,11 @@ export class OutboundRequest implements DropTarget, DropCandidate {
     if (wasDetached) return;
     this.#result = result;
     this.#failure = failure;
-    const resolve = this.#resolve;
-    const reject = this.#reject;
-    if (!resolve) return;
-    this.#forgetPromise();
-    if (failure === undefined) resolve(result);
-    else reject!(failure.error);
-  }
-
-  /** Lets go of the caller's promise and its resolvers (it is settled, or rejected as detached). */
-  #forgetPromise(): void {
-    this.#promise = undefined;
-    this.#resolve = undefined;
-    this.#reject = undefined;
+    const waiters = this.#waiters;
+    if (!waiters) return;
+    this.#waiters = undefined;
+    if (failure === undefined) completeWaiters(waiters, true, result);
+    else completeWaiters(waiters, false, failure.error);
   }
 
   /** The linked upstream request gets the answer (a forwarded request still settles for its caller). */

@@ -140,7 +140,7 @@ export class SentRequest<R = unknown> implements PromiseLike<R> {
     onfulfilled?: ((value: R) => T1 | PromiseLike<T1>) | null,
     onrejected?: ((reason: unknown) => T2 | PromiseLike<T2>) | null,
   ): Promise<T1 | T2> {
-    return (this.#request.promise() as Promise<R>).then(onfulfilled, onrejected);
+    return this.#request.then(onfulfilled, onrejected) as Promise<T1 | T2>;
   }
 
   /** Like `Promise.prototype.catch`. */

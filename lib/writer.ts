@@ -9,6 +9,11 @@ import type { Writable } from 'node:stream';
 export interface WriterEvents {
   /** The output is full (`true`) or drained again (`false`). */
   backpressure(isFull: boolean): void;
+  /**
+   * A flush queued by {@link LineWriter.write} starts: a microtask that runs after the job that
+   * wrote the first of its lines has returned. Not called for the flush of {@link LineWriter.end}.
+   */
+  flushing?(): void;
 }
 
 /** Settled once: `.then(flush)` queues a flush as a microtask. */
@@ -59,7 +64,7 @@ export class LineWriter {
     this.#queue += line;
     if (!this.#isScheduled) {
       this.#isScheduled = true;
-      void RESOLVED.then(this.flush);
+      void RESOLVED.then(this.#scheduledFlush);
     }
     // A queue as large as the output's buffer cannot drain this tick: say so now, so that
     // dispatch stops before more of what was read is handled.
@@ -68,6 +73,11 @@ export class LineWriter {
       this.#events.backpressure(true);
     }
   }
+
+  readonly #scheduledFlush = (): void => {
+    this.#events.flushing?.();
+    this.flush();
+  };
 
   /** Writes what is queued now. */
   readonly flush = (): void => {

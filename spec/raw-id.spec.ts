@@ -69,6 +69,33 @@ describe('raw-id', () => {
       expect(rawIdText(line, 0)).to.equal('1e-400');
     });
 
+    describe('in a line of more than 64 KiB dense with quotes (searched with a regular expression)', () => {
+      const records = JSON.stringify(Array.from({ length: 4000 }, (_, i) => ({ path: `f${i}`, kind: 'file', tags: ['a', 'b'] })));
+
+      it('reads a later duplicate member with the same value written differently', () => {
+        expect(rawIdText(`{"jsonrpc":"2.0","id":7,"method":"m","params":${records},"id":7.0}`, 7)).to.equal('7.0');
+      });
+
+      it('reads a duplicate member written with spaces before its colon', () => {
+        expect(rawIdText(`{"jsonrpc":"2.0","id":7,"params":${records},"id" \t :70e-1}`, 7)).to.equal('70e-1');
+      });
+
+      it('reads the top-level id, not one nested in params', () => {
+        const nested = records.replace('"path"', '"id":1.0,"path"');
+        expect(rawIdText(`{"jsonrpc":"2.0","method":"m","params":${nested},"id":1}`, 1)).to.equal(undefined);
+        expect(rawIdText(`{"jsonrpc":"2.0","id":1.0,"method":"m","params":${nested}}`, 1)).to.equal('1.0');
+      });
+
+      it('returns undefined for a plain integer id that occurs once', () => {
+        expect(rawIdText(`{"jsonrpc":"2.0","id":7,"method":"m","params":${records}}`, 7)).to.equal(undefined);
+      });
+    });
+
+    it('reads the id of a short line whose params hold a member ending in id', () => {
+      expect(rawIdText('{"jsonrpc":"2.0","id":1.0,"method":"m","params":{"pid":3,"uuid":"x"}}', 1)).to.equal('1.0');
+      expect(rawIdText('{"jsonrpc":"2.0","id":1,"method":"m","params":{"pid":3}}', 1)).to.equal(undefined);
+    });
+
     it('reads an id whose key is written with escapes', () => {
       expect(rawIdText('{"jsonrpc":"2.0","\\u0069d":1.0,"method":"m"}', 1)).to.equal('1.0');
     });

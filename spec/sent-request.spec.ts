@@ -3,13 +3,14 @@
  * that was never sent, typed errors for a second send() and impossible forwards.
  */
 import { expect } from 'chai';
+import { PassThrough } from 'node:stream';
 import {
   AlreadyAnsweredError,
+  Connection,
   ForwardingError,
   RequestAlreadySentError,
   RequestDetachedError,
   createConnectionPair,
-  type Connection,
   type Responder,
 } from '../lib';
 
@@ -34,6 +35,64 @@ describe('SentRequest (API edges)', () => {
   });
   afterEach(async () => {
     await Promise.all([client.close(), agent.close()]);
+  });
+
+  describe('#then() while the request is pending (issue 14: no promise of its own)', () => {
+    it('runs its callback after the code that routed the answer has returned, never inside it', async () => {
+      const input = new PassThrough();
+      const output = new PassThrough().resume();
+      const connection = new Connection(input, output);
+      try {
+        const order: string[] = [];
+        const sent = connection.sendRequest('m');
+        const done = sent.then((value) => order.push(`callback ${String(value)}`));
+        // A first line and a macrotask: from then on the input emits each write at once, so the
+        // answer below is routed (and its request settled) inside write().
+        input.write('\n');
+        await new Promise((resolve) => setImmediate(resolve));
+        input.write('{"jsonrpc":"2.0","id":1,"result":"answer"}\n');
+        order.push('write() returned');
+        await done;
+        expect(order).to.deep.equal(['write() returned', 'callback answer']);
+        expect(sent.isSettled).to.equal(true);
+      } finally {
+        await connection.close();
+      }
+    });
+
+    it('completes several then() calls in the order they were made, each with the answer', async () => {
+      const order: string[] = [];
+      const sent = client.sendRequest('hold');
+      const first = sent.then((value) => order.push(`first ${String(value)}`));
+      const second = sent.then((value) => order.push(`second ${String(value)}`));
+      await client.sendRequest('echo', []);
+      held[0]!.respond(7);
+      await Promise.all([first, second]);
+      expect(order).to.deep.equal(['first 7', 'second 7']);
+    });
+
+    it('passes the answer through a callback that is not a function, adopts a returned promise, and rejects with a thrown error', async () => {
+      const sent = client.sendRequest('hold');
+      const passedThrough = sent.then(null);
+      const adopted = sent.then((value) => Promise.resolve(`adopted ${String(value)}`));
+      const failure = new Error('callback failed');
+      const thrown = sent.then(() => {
+        throw failure;
+      });
+      await client.sendRequest('echo', []);
+      held[0]!.respond('x');
+      expect(await passedThrough).to.equal('x');
+      expect(await adopted).to.equal('adopted x');
+      expect(await outcomeOf(thrown)).to.equal(failure);
+    });
+
+    it('passes an error answer through to the next rejection handler when given none', async () => {
+      const sent = client.sendRequest('hold');
+      const chained = sent.then((value) => value).catch((error: unknown) => (error as { code: number }).code);
+      await client.sendRequest('echo', []);
+      held[0]!.respondWithError({ code: -32042, message: 'no' });
+      expect(await chained).to.equal(-32042);
+    });
   });
 
   describe('#detach()', () => {

@@ -1,7 +1,8 @@
 /**
  * The no-library baseline: `JSON.stringify` + `write()` per message, split on `\n` +
  * `JSON.parse` on the way in. No validation, no backpressure, no batching: the least any
- * NDJSON JSON-RPC peer must do.
+ * NDJSON JSON-RPC peer must do. A request held until cancelled gets an `AbortController`, whose
+ * abort listener answers `-32800`: the least a server whose handlers can be stopped must do.
  *
  * @packageDocumentation
  */
@@ -10,6 +11,8 @@ import { COUNT, ECHO, HOLD, NOTE, RELEASE, REQUEST_CANCELLED, STATS, ServerState
 import type { BenchClient, BenchServer, Library } from './types';
 
 const CANCEL = '$/cancel_request';
+/** The reason a held request's signal aborts with: the peer's `-32800`. */
+const CANCELLED_REASON = Object.freeze({ code: REQUEST_CANCELLED, message: 'Request cancelled' });
 
 /** A JSON-RPC message as the raw peers look at it. @internal */
 export interface Wire {
@@ -97,7 +100,10 @@ function client(input: Readable, output: Writable): BenchClient {
 /** The raw server over any message channel: returns the function that takes each message received. @internal */
 export function rawServer(sendMessage: (message: unknown) => void): (message: Wire) => void {
   const state = new ServerState();
-  const waiting = new Set<number>();
+  // A held request's handler learns of its cancel through an AbortSignal, as a Node server that lets
+  // handlers stop does (and as acp-wire's and the ACP SDK's servers here do): the cancel workload
+  // then compares the same exchange, not a library's signal with a Set lookup.
+  const waiting = new Map<number, AbortController>();
   const reply = (id: number, result: unknown): void => sendMessage({ jsonrpc: '2.0', id, result });
   return (message) => {
     const id = message.id!;
@@ -108,12 +114,22 @@ export function rawServer(sendMessage: (message: unknown) => void): (message: Wi
         return state.note();
       case COUNT:
         return reply(id, state.takeCount());
-      case WAIT:
-        return void waiting.add(id);
+      case WAIT: {
+        const controller = new AbortController();
+        controller.signal.addEventListener(
+          'abort',
+          () => sendMessage({ jsonrpc: '2.0', id, error: { code: REQUEST_CANCELLED, message: 'Request cancelled' } }),
+          { once: true },
+        );
+        return void waiting.set(id, controller);
+      }
       case CANCEL: {
         const target = message.params!.requestId!;
-        if (!waiting.delete(target)) return;
-        return sendMessage({ jsonrpc: '2.0', id: target, error: { code: REQUEST_CANCELLED, message: 'Request cancelled' } });
+        const controller = waiting.get(target);
+        if (!controller) return;
+        waiting.delete(target);
+        // A reason of its own: abort() without one builds a DOMException, stack trace included.
+        return controller.abort(CANCELLED_REASON);
       }
       case HOLD:
         return state.hold(() => reply(id, null));
