@@ -71,6 +71,20 @@ async function timeOutRequests(connection: Connection, count: number, paramBytes
   expect(errors.every((error) => error instanceof RequestTimeoutError)).to.equal(true);
 }
 
+/**
+ * Opens a connection, sends a request in the same job that closes the connection, and returns a
+ * weak reference to that request (nobody awaits it: it fails with the close).
+ */
+function sendAndCloseInOneJob(): WeakRef<object> {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  output.resume();
+  const connection = new Connection(input, output);
+  const sent = connection.sendRequest('work', { big: 'x'.repeat(1024) });
+  void connection.close().then(() => input.destroy());
+  return new WeakRef(sent);
+}
+
 describe('memory retained by a connection', function () {
   this.timeout(60_000);
 
@@ -96,5 +110,12 @@ describe('memory retained by a connection', function () {
       await connection.close();
       input.destroy();
     }
+  });
+
+  it('keeps no request sent in the job that closed its connection (it leaves the drop-cancel queue)', async () => {
+    const sent = sendAndCloseInOneJob();
+    await collectGarbage();
+    await collectGarbage();
+    expect(sent.deref(), 'the request is still reachable').to.equal(undefined);
   });
 });
