@@ -13,6 +13,7 @@
  */
 import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { join, resolve } from 'node:path';
+import { positiveOption } from './options';
 
 interface Options {
   heapMib: number;
@@ -21,12 +22,7 @@ interface Options {
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const value = (name: string, fallback: number): number => {
-    const at = argv.indexOf(name);
-    const parsed = at === -1 ? fallback : Number(argv[at + 1]);
-    if (!Number.isFinite(parsed) || parsed <= 0) throw new RangeError(`${name} must be a positive number`);
-    return parsed;
-  };
+  const value = (name: string, fallback: number): number => positiveOption(argv, name, fallback);
   const at = argv.indexOf('--library');
   const library = at === -1 ? join(__dirname, '..', 'lib') : resolve(argv[at + 1]!);
   return { heapMib: value('--heap-mib', 240), holdSeconds: value('--hold-s', 60), library };

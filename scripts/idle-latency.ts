@@ -15,6 +15,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { RpcError, spawnConnection } from '../lib';
+import { positiveOption } from './options';
 
 type Mode = 'on' | 'off';
 
@@ -40,12 +41,7 @@ function agentSource(library: string, mode: Mode): string {
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const value = (name: string, fallback: number): number => {
-    const at = argv.indexOf(name);
-    const parsed = at === -1 ? fallback : Number(argv[at + 1]);
-    if (!Number.isFinite(parsed) || parsed <= 0) throw new RangeError(`${name} must be a positive number`);
-    return parsed;
-  };
+  const value = (name: string, fallback: number): number => positiveOption(argv, name, fallback);
   return { runs: value('--runs', 3), limitMs: value('--limit', 30_000), fromSources: argv.includes('--ts') || !existsSync(COMPILED) };
 }
 

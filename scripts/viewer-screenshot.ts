@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_FLAGS } from '../spec/helpers/chromium';
 import { Conductor, createConnectionPair, serveTraceViewer, type JsonObject, type TraceEvent } from '../lib';
 
 const ROOT = resolve(__dirname, '..');
@@ -53,18 +54,9 @@ async function main(): Promise<void> {
     await capture(file);
     const viewer = await serveTraceViewer({ file });
     const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
-      executablePath: '/usr/bin/chromium',
+      executablePath: CHROMIUM,
       headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
+      args: [...CHROMIUM_FLAGS],
       viewport: { width: 1400, height: 900 },
     });
     const page = context.pages()[0] ?? (await context.newPage());

@@ -9,18 +9,8 @@ import { expect } from 'chai';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { RpcError, TraceStore, serveTraceViewer, type JsonObject, type TraceViewer } from '../../lib';
 import { AGENT_COMMAND, CLIENT_INIT, PASSTHROUGH_COMMAND, ROOT, ensureBuilt, startTracedChain, tempDir } from './helpers';
+import { CHROMIUM, CHROMIUM_FLAGS } from '../helpers/chromium';
 
-const CHROMIUM = '/usr/bin/chromium';
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const ARTIFACTS = join(ROOT, 'test-artifacts');
 
 /** Runs a real two-proxy chain through an initialize, a prompt and a cancelled request, into `file`. */
@@ -60,7 +50,11 @@ interface Browser {
 
 async function openBrowser(): Promise<Browser> {
   const profile = tempDir();
-  const context = await chromium.launchPersistentContext(profile.path, { executablePath: CHROMIUM, headless: true, args: FLAGS });
+  const context = await chromium.launchPersistentContext(profile.path, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [...CHROMIUM_FLAGS],
+  });
   const requested: URL[] = [];
   // Every request goes through here: those off 127.0.0.1 are recorded and refused.
   await context.route('**/*', async (route) => {
