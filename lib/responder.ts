@@ -74,7 +74,9 @@ export class Responder<R = unknown> {
    * Aborts when the peer cancels the request (reason: an {@link RpcError} `-32800`) or the
    * connection closes first (reason: a {@link ConnectionClosedError}).
    *
-   * @remarks An abort listener that captures the responder keeps it reachable: no automatic
+   * @remarks The `-32800` reason is one frozen `RpcError` shared by every peer cancel (it says
+   * why, not which request): to add details, wrap it (`new Error('…', { cause: signal.reason })`)
+   * rather than set properties on it. An abort listener that captures the responder keeps it reachable: no automatic
    * answer is sent while such a listener is registered. Once the connection has closed, such a
    * responder keeps nothing of the connection alive.
    */

@@ -59,6 +59,20 @@ describe('Receiving $/cancel_request', () => {
       held[0]!.respondCancelled();
     });
 
+    it("gives every peer cancel's signal the same frozen RpcError -32800 as its reason", async () => {
+      const held = holdRequests(peer, 'work');
+      peer.send({ jsonrpc: '2.0', id: 5, method: 'work' });
+      peer.send({ jsonrpc: '2.0', id: 6, method: 'work' });
+      peer.send(cancelLine(5));
+      peer.send(cancelLine(6));
+      await barrier(peer, 'b');
+      const [first, second] = held.map((responder) => responder.signal.reason as RpcError);
+      expect(first).to.be.instanceOf(RpcError).and.include({ code: ErrorCode.RequestCancelled });
+      expect(second).to.equal(first);
+      expect(Object.isFrozen(first)).to.equal(true);
+      for (const responder of held) responder.respondCancelled();
+    });
+
     it('returns an aborted responder.signal when it is first read after the cancel arrived (regression, issue 3)', async () => {
       const held = holdRequests(peer, 'work');
       peer.send({ jsonrpc: '2.0', id: 3, method: 'work' });
