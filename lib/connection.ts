@@ -431,9 +431,10 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     this.#send(responseLine(id, rawId, undefined, error));
   }
 
-  #send(line: string): void {
-    if (this.#logger.traces) this.#logger.log('trace', `-> ${line.slice(0, -1)}`);
-    this.#writer.write(line);
+  /** Writes one message's JSON text (the writer ends the line). */
+  #send(text: string): void {
+    if (this.#logger.traces) this.#logger.log('trace', `-> ${text}`);
+    this.#writer.write(text);
   }
 
   #shutdown(reason: CloseReason, error?: Error): Promise<void> {

@@ -217,6 +217,17 @@ function isBlank(text: string): boolean {
  * @throws SerializationError when the value cannot be serialized (a BigInt, a cycle, `undefined`)
  */
 export function encodeMessage(message: unknown): string {
+  return `${encodeJson(message)}\n`;
+}
+
+/**
+ * Serializes one message as JSON text, without a newline: what a connection's writer takes (it
+ * adds the newline only where the transport needs one; see `LineWriter`).
+ *
+ * @throws SerializationError when the value cannot be serialized (a BigInt, a cycle, `undefined`)
+ * @internal
+ */
+export function encodeJson(message: unknown): string {
   let text: string | undefined;
   try {
     text = JSON.stringify(message);
@@ -224,7 +235,7 @@ export function encodeMessage(message: unknown): string {
     throw new SerializationError('the message cannot be serialized as JSON', { cause: err });
   }
   if (text === undefined) throw new SerializationError('the message serializes to nothing');
-  return `${text}\n`;
+  return text;
 }
 
 /**

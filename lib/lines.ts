@@ -1,10 +1,11 @@
 /**
- * The NDJSON lines a connection writes, byte for byte (see the wire contract): members in the
- * order `jsonrpc`, `id`, `method`, `params`, or `jsonrpc`, `id`, `result`/`error`.
+ * The messages a connection writes, byte for byte (see the wire contract): members in the order
+ * `jsonrpc`, `id`, `method`, `params`, or `jsonrpc`, `id`, `result`/`error`. Each is its JSON text
+ * without the newline: the connection's writer ends the line (see `LineWriter`).
  *
  * @packageDocumentation
  */
-import { encodeMessage } from './framing';
+import { encodeJson } from './framing';
 import type { ErrorObject, JsonValue, RequestId } from './message';
 import { CANCEL_REQUEST_METHOD } from './protocol';
 import { encodeResponseWithRawId } from './raw-id';
@@ -16,7 +17,7 @@ import { encodeResponseWithRawId } from './raw-id';
  * @internal
  */
 export function requestLine(id: RequestId, method: string, params: unknown): string {
-  return params === undefined ? encodeMessage({ jsonrpc: '2.0', id, method }) : encodeMessage({ jsonrpc: '2.0', id, method, params });
+  return params === undefined ? encodeJson({ jsonrpc: '2.0', id, method }) : encodeJson({ jsonrpc: '2.0', id, method, params });
 }
 
 /**
@@ -26,12 +27,12 @@ export function requestLine(id: RequestId, method: string, params: unknown): str
  * @internal
  */
 export function notificationLine(method: string, params: unknown): string {
-  return params === undefined ? encodeMessage({ jsonrpc: '2.0', method }) : encodeMessage({ jsonrpc: '2.0', method, params });
+  return params === undefined ? encodeJson({ jsonrpc: '2.0', method }) : encodeJson({ jsonrpc: '2.0', method, params });
 }
 
 /** The one `$/cancel_request` line for `id`. @internal */
 export function cancelLine(id: RequestId): string {
-  return encodeMessage({ jsonrpc: '2.0', method: CANCEL_REQUEST_METHOD, params: { requestId: id } });
+  return encodeJson({ jsonrpc: '2.0', method: CANCEL_REQUEST_METHOD, params: { requestId: id } });
 }
 
 /**
@@ -48,5 +49,5 @@ export function responseLine(
   error: ErrorObject | undefined,
 ): string {
   if (rawId !== undefined) return encodeResponseWithRawId(rawId, error === undefined ? { result: result ?? null } : { error });
-  return error === undefined ? encodeMessage({ jsonrpc: '2.0', id, result: result ?? null }) : encodeMessage({ jsonrpc: '2.0', id, error });
+  return error === undefined ? encodeJson({ jsonrpc: '2.0', id, result: result ?? null }) : encodeJson({ jsonrpc: '2.0', id, error });
 }

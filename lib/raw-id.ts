@@ -6,7 +6,7 @@
  * @packageDocumentation
  */
 import { isRequestId, type ErrorObject, type JsonValue } from './message';
-import { encodeMessage } from './framing';
+import { encodeJson } from './framing';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -187,14 +187,14 @@ function isIdToken(token: string): boolean {
 }
 
 /**
- * Serializes a response whose `id` is written as `rawId`, verbatim.
+ * Serializes a response whose `id` is written as `rawId`, verbatim (JSON text, no newline).
  *
  * @throws SerializationError when the result or error cannot be serialized
  * @internal
  */
 export function encodeResponseWithRawId(rawId: string, member: { result: JsonValue } | { error: ErrorObject }): string {
-  // encodeMessage(member) is `{"result":…}\n` or `{"error":…}\n`: keep all but its opening brace.
-  return `{"jsonrpc":"2.0","id":${rawId},${encodeMessage(member).slice(1)}`;
+  // encodeJson(member) is `{"result":…}` or `{"error":…}`: keep all but its opening brace.
+  return `{"jsonrpc":"2.0","id":${rawId},${encodeJson(member).slice(1)}`;
 }
 
 function isIdKey(key: string): boolean {

@@ -461,6 +461,33 @@ describe('Connection', () => {
         await connection.close();
       }
     });
+
+    it('writes a message of 64 KiB or more as a chunk of its own, its newline opening the next chunk, in one corked burst', async () => {
+      const writes: string[] = [];
+      let writevs = 0;
+      const output = new Writable({
+        decodeStrings: false,
+        writev(chunks, done) {
+          writevs++;
+          for (const { chunk } of chunks) writes.push(String(chunk));
+          done();
+        },
+      });
+      const connection = new Connection(new PassThrough(), output);
+      try {
+        const long = 'L'.repeat(64 * 1024);
+        connection.sendNotification('a');
+        connection.sendNotification('long', [long]);
+        connection.sendNotification('b');
+        connection.sendNotification('long', [long]);
+        await macrotasks(1);
+        const longLine = `{"jsonrpc":"2.0","method":"long","params":["${long}"]}`;
+        expect(writes).to.deep.equal(['{"jsonrpc":"2.0","method":"a"}\n', longLine, '\n{"jsonrpc":"2.0","method":"b"}\n', longLine, '\n']);
+        expect(writevs).to.equal(1);
+      } finally {
+        await connection.close();
+      }
+    });
   });
 
   describe('backpressure', () => {

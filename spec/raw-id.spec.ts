@@ -112,13 +112,13 @@ describe('raw-id', () => {
   describe('encodeResponseWithRawId()', () => {
     it('writes a result response with the id token verbatim', () => {
       expect(encodeResponseWithRawId('9007199254740993', { result: { a: [1] } })).to.equal(
-        '{"jsonrpc":"2.0","id":9007199254740993,"result":{"a":[1]}}\n',
+        '{"jsonrpc":"2.0","id":9007199254740993,"result":{"a":[1]}}',
       );
     });
 
     it('writes an error response with the id token verbatim', () => {
       expect(encodeResponseWithRawId('1.50', { error: { code: -32601, message: 'Method not found', data: 'm' } })).to.equal(
-        '{"jsonrpc":"2.0","id":1.50,"error":{"code":-32601,"message":"Method not found","data":"m"}}\n',
+        '{"jsonrpc":"2.0","id":1.50,"error":{"code":-32601,"message":"Method not found","data":"m"}}',
       );
     });
 

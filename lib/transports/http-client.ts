@@ -26,7 +26,7 @@ import {
 import { DEFAULT_MAX_PAYLOAD } from './limits';
 import { SseParser } from './sse';
 import { checkRemoteOptions, remoteConnection, type RemoteConnectionOptions } from './websocket';
-import { frameToLine } from './websocket-stream';
+import { pushFrame } from './websocket-stream';
 
 /** POST statuses that mean the whole connection is gone (as in the SDK). */
 const CONNECTION_FAILURES = new Set([401, 403, 404, 410]);
@@ -241,8 +241,7 @@ export class HttpClientStream extends Duplex {
 
   #deliver(text: string): void {
     if (this.destroyed || this.readableEnded) return;
-    const line = frameToLine(Buffer.from(text, 'utf8'));
-    if (line !== undefined && !this.push(line)) this.#isReading = false;
+    if (!pushFrame(this, Buffer.from(text, 'utf8'))) this.#isReading = false;
   }
 
   #fetch(method: string, headers: OutgoingHttpHeaders, body?: string): Promise<HttpResult> {

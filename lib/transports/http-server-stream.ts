@@ -10,7 +10,7 @@ import { Duplex } from 'node:stream';
 import { AcpWireError } from '../errors';
 import { EVENT_STREAM_CONTENT_TYPE, idKey, isResponse, parseRouted, resultSessionIdOf, sessionIdOf } from './http-protocol';
 import { SSE_KEEP_ALIVE, sseEvent } from './sse';
-import { frameToLine } from './websocket-stream';
+import { pushFrame } from './websocket-stream';
 
 /** Limits of a Streamable HTTP server's connections. */
 export interface HttpServerLimits {
@@ -83,8 +83,7 @@ export class HttpServerStream extends Duplex {
 
   /** Takes one POSTed message (its JSON text); resolves once the stream can take more. */
   accept(body: Buffer): Promise<void> {
-    const line = frameToLine(body);
-    if (line !== undefined && !this.push(line)) this.#isInputFull = true;
+    if (!pushFrame(this, body)) this.#isInputFull = true;
     if (!this.#isInputFull || this.destroyed) return Promise.resolve();
     return new Promise((resolve) => this.#inputWaiters.push(resolve));
   }

@@ -6,13 +6,19 @@
  * @packageDocumentation
  */
 import type { Socket } from 'node:net';
-import { Duplex } from 'node:stream';
+import { Duplex, type Readable } from 'node:stream';
 import type WebSocket from 'ws';
 import { Heartbeat, type HeartbeatOptions } from './heartbeat';
 import { HeartbeatTimeoutError, WebSocketCloseCode, WebSocketCloseError } from './errors';
 
 const NEWLINE = 0x0a;
 const NEWLINE_BUFFER = Buffer.from('\n');
+/**
+ * Frames from this size up are not copied to append their newline: {@link pushFrame} pushes the
+ * frame and the newline as two chunks (the line decoder decodes each chunk as it comes, so two
+ * chunks cost it nothing more than one). Below it, one chunk is cheaper than two `'data'` events.
+ */
+const COPY_LIMIT = 64 * 1024;
 
 /** Options of {@link WebSocketStream}. @internal */
 export interface WebSocketStreamOptions {
@@ -54,6 +60,22 @@ export function frameToLine(frame: Buffer): Buffer | undefined {
     isJson = false;
   }
   return Buffer.from(`${text.replaceAll('\n', isJson ? ' ' : '\u0001')}\n`, 'utf8');
+}
+
+/**
+ * Pushes one message-framed frame (a WebSocket text frame, an HTTP body, an SSE event) into
+ * `stream` as one NDJSON line, as {@link frameToLine} makes it; a large frame without a newline
+ * goes as it is, then a newline, rather than copied. Returns `false` when `stream` is full.
+ *
+ * @internal
+ */
+export function pushFrame(stream: Readable, frame: Buffer): boolean {
+  if (frame.length >= COPY_LIMIT && frame.indexOf(NEWLINE) === -1) {
+    stream.push(frame);
+    return stream.push(NEWLINE_BUFFER);
+  }
+  const line = frameToLine(frame);
+  return line === undefined || stream.push(line);
 }
 
 /**
@@ -109,8 +131,7 @@ export class WebSocketStream extends Duplex {
       this.destroy(new WebSocketCloseError(WebSocketCloseCode.UnsupportedData, 'only text frames are accepted', true));
       return;
     }
-    const line = frameToLine(Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data));
-    if (line !== undefined && !this.push(line)) this.#ws.pause();
+    if (!pushFrame(this, Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data))) this.#ws.pause();
   };
 
   readonly #onError = (error: Error & { code?: string }): void => {
@@ -142,9 +163,7 @@ export class WebSocketStream extends Duplex {
   }
 
   override _write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    const text = this.#partial + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
-    const lines = text.split('\n');
-    this.#partial = lines.pop()!;
+    const lines = this.#takeLines(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
     if (this.#ws.readyState !== this.#ws.OPEN) return callback();
     let last = lines.length - 1;
     while (last >= 0 && lines[last] === '') last--;
@@ -159,6 +178,32 @@ export class WebSocketStream extends Duplex {
       this.#ws.send(line);
     }
     callback();
+  }
+
+  /**
+   * The lines `text` completes, after what was written before it; keeps the unfinished rest.
+   *
+   * @remarks A line written as a chunk of its own with its newline opening the next chunk (a
+   * connection writes long messages so, see `LineWriter`) is sent as it was written: joining it to
+   * an empty piece copies nothing, where joining it to the whole next chunk and splitting that
+   * would copy the long line into a new string.
+   */
+  #takeLines(text: string): string[] {
+    const partial = this.#partial;
+    if (partial !== '') {
+      const end = text.indexOf('\n');
+      if (end === -1) {
+        this.#partial = partial + text;
+        return [];
+      }
+      const lines = text.slice(end + 1).split('\n');
+      this.#partial = lines.pop()!;
+      lines.unshift(end === 0 ? partial : partial + text.slice(0, end));
+      return lines;
+    }
+    const lines = text.split('\n');
+    this.#partial = lines.pop()!;
+    return lines;
   }
 
   override _final(callback: (error?: Error | null) => void): void {

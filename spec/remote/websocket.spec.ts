@@ -3,6 +3,9 @@
  * client, frame errors with their close codes, and each socket as its own connection.
  */
 import { expect } from 'chai';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
 import {
   ConnectionClosedError,
   HttpStatusError,
@@ -205,6 +208,46 @@ describe('WebSocket transport', () => {
       );
       expect(agent.isClosed).to.equal(false);
       await socket.close();
+    });
+  });
+
+  describe('long messages', () => {
+    const long = 'L'.repeat(100 * 1024);
+
+    it('answers a frame of 64 KiB or more with exactly one text frame per message, in order', async () => {
+      const roomy = await listenRemote({}, (connection) => serveEcho(connection));
+      const socket = await connectRawWebSocket(roomy.url);
+      try {
+        const frames: string[] = [];
+        socket.ws.on('message', (data: Buffer) => frames.push(data.toString('utf8')));
+        socket.send(
+          { jsonrpc: '2.0', id: 1, method: 'echo', params: [long] },
+          { jsonrpc: '2.0', id: 2, method: 'echo', params: ['short'] },
+        );
+        await socket.lines.waitForLines(2);
+        expect(frames).to.deep.equal([`{"jsonrpc":"2.0","id":1,"result":["${long}"]}`, '{"jsonrpc":"2.0","id":2,"result":["short"]}']);
+      } finally {
+        await socket.close();
+        await roomy.close();
+      }
+    });
+
+    it('sends a request of 64 KiB or more from connectWebSocket() as exactly one text frame', async () => {
+      const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+      await once(server, 'listening');
+      const frames: string[] = [];
+      server.on('connection', (ws) => ws.on('message', (data: Buffer) => frames.push(data.toString('utf8'))));
+      const client = await connectWebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/`, { heartbeat: false });
+      try {
+        client.sendNotification('long', [long]);
+        client.sendNotification('short');
+        while (frames.length < 2) await once(server.clients.values().next().value!, 'message');
+        expect(frames).to.deep.equal([`{"jsonrpc":"2.0","method":"long","params":["${long}"]}`, '{"jsonrpc":"2.0","method":"short"}']);
+      } finally {
+        await client.close();
+        for (const ws of server.clients) ws.terminate();
+        await new Promise((resolve) => server.close(resolve));
+      }
     });
   });
 });
