@@ -11,6 +11,7 @@ import { FrameTooLargeError, JsonParseError, SerializationError } from './errors
 export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
 
 const NEWLINE = 0x0a;
+const NEWLINE_BUFFER = Buffer.from('\n');
 const CARRIAGE_RETURN = 0x0d;
 const BYTE_ORDER_MARK = 0xfeff;
 /** How many first bytes of a line over the limit a {@link FrameTooLargeError} keeps as its `head`. */
@@ -97,6 +98,19 @@ export class LineDecoder {
       nl = chunk.indexOf(NEWLINE, start);
     }
     if (start < chunk.length && !this.#discarding) this.#append(chunk.subarray(start));
+  }
+
+  /**
+   * Feeds one whole message-framed frame (a WebSocket text frame): decoded as one line, as
+   * `write(frameToLine(frame))` would, without copying it to append a newline.
+   *
+   * @remarks Only for a decoder fed nothing but frames: a partial line written before would be
+   * joined to it.
+   */
+  writeFrame(frame: Buffer): void {
+    if (frame.indexOf(NEWLINE) === -1) return this.#line(frame, 0, frame.length);
+    const line = frameToLine(frame);
+    if (line !== undefined) this.write(line);
   }
 
   /** Ends the input: a last line without a newline is decoded. */
@@ -209,6 +223,31 @@ function isBlank(text: string): boolean {
     if (c !== 0x20 && c !== 0x09 && c !== 0x0d) return false;
   }
   return true;
+}
+
+/**
+ * Turns one text frame into one NDJSON line (with its `\n`), or `undefined` for a blank frame.
+ *
+ * @remarks
+ * JSON text never holds a raw newline inside a string, so a newline in a frame that parses is
+ * whitespace between tokens (a pretty-printed message): it becomes a space, and the line means
+ * the same message, id bytes included. A frame that does not parse must stay invalid as one
+ * line: its newlines become U+0001, a character JSON allows nowhere, so the peer gets exactly
+ * one `-32700` (two messages in one frame are one invalid frame, not two messages).
+ *
+ * @internal
+ */
+export function frameToLine(frame: Buffer): Buffer | undefined {
+  if (frame.indexOf(NEWLINE) === -1) return Buffer.concat([frame, NEWLINE_BUFFER], frame.length + 1);
+  const text = frame.toString('utf8');
+  if (text.trim() === '') return undefined;
+  let isJson = true;
+  try {
+    JSON.parse(text);
+  } catch {
+    isJson = false;
+  }
+  return Buffer.from(`${text.replaceAll('\n', isJson ? ' ' : '\u0001')}\n`, 'utf8');
 }
 
 /**

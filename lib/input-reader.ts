@@ -9,6 +9,7 @@ import type { Readable } from 'node:stream';
 import type { FrameTooLargeError, JsonParseError } from './errors';
 import { LineDecoder } from './framing';
 import { InputFlow, type DrainSource } from './backlog';
+import { messagePortOf, type MessagePort } from './message-port';
 
 /** What an {@link InputReader} tells its connection. @internal */
 export interface InputEvents {
@@ -31,7 +32,9 @@ export interface InputEvents {
  *
  * @remarks An `'end'` ends the last line (a last line without a newline is delivered); a
  * `'close'` without `'end'` means the stream was destroyed: a partial last line is discarded, not
- * decoded. Either way {@link InputEvents.ended} comes once what was held has been dispatched.
+ * decoded. Either way {@link InputEvents.ended} comes once what was held has been dispatched. From
+ * a stream that offers a {@link MessagePort} (a WebSocket), frames are taken directly, each decoded
+ * as one line; its `'end'`, `'close'` and `'error'` still come from the stream.
  *
  * @internal
  */
@@ -40,6 +43,8 @@ export class InputReader {
   readonly #events: InputEvents;
   readonly #decoder: LineDecoder;
   readonly #flow: InputFlow;
+  /** The input's message port, while frames are taken from it rather than read as bytes. */
+  #port: MessagePort | undefined;
 
   constructor(input: Readable, events: InputEvents, maxLineBytes: number | undefined) {
     this.#input = input;
@@ -55,7 +60,14 @@ export class InputReader {
       { value: (value, line) => flow.accept(value, line), error: (error) => events.undecodable(error) },
       { maxLineBytes },
     );
-    input.on('data', this.#onData);
+    const port = messagePortOf(input);
+    if (port?.receiveFrames(this.#onFrame)) {
+      this.#port = port;
+      // Flowing, so that 'end' is emitted; no bytes are pushed while frames are taken.
+      input.resume();
+    } else {
+      input.on('data', this.#onData);
+    }
     input.on('end', this.#onEnd);
     input.on('close', this.#onClose);
     input.on('error', this.#onError);
@@ -84,12 +96,18 @@ export class InputReader {
     input.removeListener('close', this.#onClose);
     input.removeListener('error', this.#onError);
     input.on('error', ignore);
+    // Frames go back to the stream first: pausing it must not pause the socket, whose close
+    // frame still has to be read.
+    this.#port?.receiveFrames(undefined);
+    this.#port = undefined;
     input.pause();
   }
 
   readonly #onData = (chunk: Buffer | string): void => {
     this.#decoder.write(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   };
+
+  readonly #onFrame = (frame: Buffer): void => this.#decoder.writeFrame(frame);
 
   readonly #onEnd = (): void => {
     if (this.#events.isClosed()) return;

@@ -4,6 +4,7 @@
  * @packageDocumentation
  */
 import type { Writable } from 'node:stream';
+import { messagePortOf, type MessagePort } from './message-port';
 
 /** Callbacks of a {@link LineWriter}. @internal */
 export interface WriterEvents {
@@ -36,7 +37,9 @@ const OWN_CHUNK_CHARS = 64 * 1024;
  * an in-process round trip, measured with cachegrind.) Honours
  * backpressure: reports when the output is full and when it has drained, and reports it early, as
  * soon as the queue alone reaches the output's `writableHighWaterMark`. A long message is a chunk
- * of its own (see {@link OWN_CHUNK_CHARS}); the chunks of one flush are written corked.
+ * of its own (see {@link OWN_CHUNK_CHARS}); the chunks of one flush are written corked. To an
+ * output that offers a {@link MessagePort} (a WebSocket) the messages of a flush are handed over
+ * as they are, one frame each, without newlines and without `write()`.
  *
  * @internal
  */
@@ -47,8 +50,12 @@ export class LineWriter {
   #queue = '';
   /** Chunks before `#queue` in this flush, when long messages were queued. */
   #chunks: string[] | undefined;
-  /** Characters in `#chunks` and `#queue`. */
+  /** Characters in `#chunks` and `#queue`, or in `#messages`. */
   #queuedChars = 0;
+  /** The output's message port, while messages are sent through it rather than written. */
+  #port: MessagePort | undefined;
+  /** The messages queued for the port. */
+  #messages: string[] = [];
   /** A flush is queued (a microtask). */
   #isScheduled = false;
   #isFull = false;
@@ -59,6 +66,8 @@ export class LineWriter {
   constructor(out: Writable, events: WriterEvents) {
     this.#out = out;
     this.#events = events;
+    const port = messagePortOf(out);
+    if (port?.canSendMessages()) this.#port = port;
   }
 
   /** Whether the output cannot take more now: backpressure was reported and has not drained yet. */
@@ -68,13 +77,15 @@ export class LineWriter {
 
   /** Characters queued for this tick's write plus bytes in the output stream's own buffer. */
   get queuedBytes(): number {
-    return this.#queuedChars + this.#out.writableLength;
+    return this.#queuedChars + (this.#port ? this.#port.bufferedAmount : this.#out.writableLength);
   }
 
   /** Queues one message's JSON text (without a newline: the writer ends the line). Ignored once ended. */
   write(text: string): void {
     if (this.#isEnded) return;
-    if (text.length < OWN_CHUNK_CHARS) {
+    if (this.#port) {
+      this.#messages.push(text);
+    } else if (text.length < OWN_CHUNK_CHARS) {
       this.#queue += `${text}\n`;
     } else {
       const chunks = (this.#chunks ??= []);
@@ -107,17 +118,21 @@ export class LineWriter {
     this.#isQueueFull = false;
     const queue = this.#queue;
     const chunks = this.#chunks;
+    const messages = this.#messages;
     const isEmpty = this.#queuedChars === 0;
     this.#queue = '';
     this.#chunks = undefined;
+    if (messages.length > 0) this.#messages = [];
     this.#queuedChars = 0;
     if (isEmpty || this.#out.destroyed || this.#out.writableEnded) return;
-    if (this.#write(queue, chunks)) {
+    const port = this.#port;
+    if (port ? port.sendMessages(messages, this.#onDrain) : this.#write(queue, chunks)) {
       // Still full when an earlier write has not drained: its 'drain' reports the end.
       if (wasQueueFull && !this.#isFull) this.#events.backpressure(false);
     } else if (!this.#isFull) {
       this.#isFull = true;
-      this.#out.once('drain', this.#onDrain);
+      // The port calls #onDrain itself.
+      if (!port) this.#out.once('drain', this.#onDrain);
       if (!wasQueueFull) this.#events.backpressure(true);
     }
   };

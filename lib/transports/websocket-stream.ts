@@ -10,6 +10,8 @@ import { Duplex, type Readable } from 'node:stream';
 import type WebSocket from 'ws';
 import { Heartbeat, type HeartbeatOptions } from './heartbeat';
 import { HeartbeatTimeoutError, WebSocketCloseCode, WebSocketCloseError } from './errors';
+import { frameToLine } from '../framing';
+import { MESSAGE_PORT, type MessagePort } from '../message-port';
 
 const NEWLINE = 0x0a;
 const NEWLINE_BUFFER = Buffer.from('\n');
@@ -36,31 +38,6 @@ const WS_ERROR_CLOSE_CODES: Record<string, number> = {
 
 /** Close codes that end a connection normally: the readable side just ends. */
 const NORMAL_CLOSE_CODES = new Set<number>([WebSocketCloseCode.Normal, WebSocketCloseCode.GoingAway, 1005]);
-
-/**
- * Turns one text frame into one NDJSON line (with its `\n`), or `undefined` for a blank frame.
- *
- * @remarks
- * JSON text never holds a raw newline inside a string, so a newline in a frame that parses is
- * whitespace between tokens (a pretty-printed message): it becomes a space, and the line means
- * the same message, id bytes included. A frame that does not parse must stay invalid as one
- * line: its newlines become U+0001, a character JSON allows nowhere, so the peer gets exactly
- * one `-32700` (two messages in one frame are one invalid frame, not two messages).
- *
- * @internal
- */
-export function frameToLine(frame: Buffer): Buffer | undefined {
-  if (frame.indexOf(NEWLINE) === -1) return Buffer.concat([frame, NEWLINE_BUFFER], frame.length + 1);
-  const text = frame.toString('utf8');
-  if (text.trim() === '') return undefined;
-  let isJson = true;
-  try {
-    JSON.parse(text);
-  } catch {
-    isJson = false;
-  }
-  return Buffer.from(`${text.replaceAll('\n', isJson ? ' ' : '\u0001')}\n`, 'utf8');
-}
 
 /**
  * Pushes one message-framed frame (a WebSocket text frame, an HTTP body, an SSE event) into
@@ -92,7 +69,9 @@ export function pushFrame(stream: Readable, frame: Buffer): boolean {
  * any other close (1006 when the TCP connection dropped) destroys it with a `WebSocketCloseError`.
  * A heartbeat timeout terminates the socket and destroys this stream with a
  * {@link HeartbeatTimeoutError}. Ending the writable side sends a 1000 close frame after every
- * frame written before.
+ * frame written before. A `Connection` that owns the stream takes its frames and sends its
+ * messages through the stream's {@link MessagePort}, bypassing the lines (same frames, same
+ * backpressure).
  *
  * @internal
  */
@@ -102,11 +81,29 @@ export class WebSocketStream extends Duplex {
   readonly #highWaterMark: number;
   /** Text written after the last newline: the start of a line still to come. */
   #partial = '';
+  /** Where frames go instead of being pushed as lines (see {@link MessagePort.receiveFrames}). */
+  #onFrame: ((frame: Buffer) => void) | undefined;
+  /** Sends over the high-water mark so far: only the latest one's completion reports the drain. */
+  #fullSends = 0;
+  /** The message-level side door for the connection that owns this stream. */
+  readonly [MESSAGE_PORT]: MessagePort;
 
   constructor(ws: WebSocket, socket: Socket, options: WebSocketStreamOptions = {}) {
     super({ decodeStrings: false, allowHalfOpen: true });
     this.#ws = ws;
     this.#highWaterMark = options.highWaterMark ?? 1024 * 1024;
+    this[MESSAGE_PORT] = {
+      receiveFrames: (onFrame) => {
+        if (onFrame && (this.readableLength > 0 || this.listenerCount('data') > 0)) return false;
+        this.#onFrame = onFrame;
+        return true;
+      },
+      canSendMessages: () => this.writableLength === 0 && this.#partial === '' && !this.writableEnded,
+      sendMessages: (texts, onDrain) => this.#sendMessages(texts, onDrain),
+      get bufferedAmount() {
+        return ws.bufferedAmount;
+      },
+    };
     ws.on('message', this.#onMessage);
     ws.on('close', this.#onClose);
     ws.on('error', this.#onError);
@@ -131,8 +128,39 @@ export class WebSocketStream extends Duplex {
       this.destroy(new WebSocketCloseError(WebSocketCloseCode.UnsupportedData, 'only text frames are accepted', true));
       return;
     }
-    if (!pushFrame(this, Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data))) this.#ws.pause();
+    const frame = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
+    if (this.#onFrame) this.#onFrame(frame);
+    else if (!pushFrame(this, frame)) this.#ws.pause();
   };
+
+  #sendMessages(texts: readonly string[], onDrain: () => void): boolean {
+    const ws = this.#ws;
+    const last = texts.length - 1;
+    if (ws.readyState !== ws.OPEN || last < 0) return true;
+    for (let i = 0; i < last; i++) ws.send(texts[i]!);
+    const text = texts[last]!;
+    if (ws.bufferedAmount + text.length <= this.#highWaterMark) {
+      ws.send(text);
+      return true;
+    }
+    // Full: the drain comes once the socket has taken this frame, unless a later send is full too.
+    const send = ++this.#fullSends;
+    ws.send(text, () => {
+      if (send === this.#fullSends) onDrain();
+    });
+    return false;
+  }
+
+  /** While frames go to a message port, pausing the stream pauses the socket. */
+  override pause(): this {
+    if (this.#onFrame) this.#ws.pause();
+    return super.pause();
+  }
+
+  override resume(): this {
+    if (this.#onFrame && this.#ws.isPaused) this.#ws.resume();
+    return super.resume();
+  }
 
   readonly #onError = (error: Error & { code?: string }): void => {
     const closeCode = WS_ERROR_CLOSE_CODES[error.code ?? ''] ?? 1002;

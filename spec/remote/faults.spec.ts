@@ -132,12 +132,14 @@ describe('WebSocket server with a client that reads slowly', () => {
     const answerBytes = 16 * 1024;
     const listener = await listenRemoteStreams({ heartbeat: false }, (server) => {
       stream = server;
-      server.on('drain', () => drains++);
+      // The connection owns the stream and sends through its message port: backpressure shows
+      // on the connection (writableNeedDrain, 'drain'), not on the stream's writable side.
       const connection = new Connection(server, server);
+      connection.on('drain', () => drains++);
       connection.once('close', () => server.destroy());
       connection.onRequest('big', () => {
         dispatched++;
-        if (server.writableNeedDrain) dispatchedWhileFull++;
+        if (connection.writableNeedDrain) dispatchedWhileFull++;
         maxBuffered = Math.max(maxBuffered, stream.bufferedAmount ?? 0);
         return 'b'.repeat(answerBytes);
       });

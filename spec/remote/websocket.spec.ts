@@ -6,17 +6,19 @@ import { expect } from 'chai';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer } from 'ws';
+import type { Duplex } from 'node:stream';
 import {
+  Connection,
   ConnectionClosedError,
   HttpStatusError,
   WebSocketCloseError,
   connectWebSocket,
   listenRemote,
-  type Connection,
+  listenRemoteStreams,
   type RemoteClientInfo,
   type RemoteListener,
 } from '../../lib';
-import { rejectionOf } from '../helpers/async';
+import { deferred, rejectionOf } from '../helpers/async';
 import { itAnswersAsWireMdSays } from '../helpers/wire';
 import { closeOf, connectRawWebSocket, expectTcpHandles, serveEcho, tcpHandles, type RawWebSocket } from './remote-helpers';
 
@@ -211,8 +213,39 @@ describe('WebSocket transport', () => {
     });
   });
 
-  describe('long messages', () => {
+  describe('message framing', () => {
     const long = 'L'.repeat(100 * 1024);
+
+    it('answers, in order, the frames a stream received before a connection took it over', async () => {
+      const streams: Duplex[] = [];
+      const arrived = deferred<void>();
+      const roomy = await listenRemoteStreams({}, (stream) => {
+        streams.push(stream);
+        stream.pause();
+        stream.once('readable', () => arrived.resolve());
+      });
+      const socket = await connectRawWebSocket(roomy.url);
+      try {
+        socket.send(
+          { jsonrpc: '2.0', id: 1, method: 'echo', params: ['first'] },
+          { jsonrpc: '2.0', id: 2, method: 'echo', params: ['second'] },
+        );
+        await arrived.promise;
+        const connection = new Connection(streams[0]!, streams[0]!);
+        connection.once('close', () => streams[0]!.destroy());
+        serveEcho(connection);
+        socket.send({ jsonrpc: '2.0', id: 3, method: 'echo', params: ['third'] });
+        expect(await socket.lines.waitForLines(3)).to.deep.equal([
+          '{"jsonrpc":"2.0","id":1,"result":["first"]}',
+          '{"jsonrpc":"2.0","id":2,"result":["second"]}',
+          '{"jsonrpc":"2.0","id":3,"result":["third"]}',
+        ]);
+        await connection.close();
+      } finally {
+        await socket.close();
+        await roomy.close();
+      }
+    });
 
     it('answers a frame of 64 KiB or more with exactly one text frame per message, in order', async () => {
       const roomy = await listenRemote({}, (connection) => serveEcho(connection));
