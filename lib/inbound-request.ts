@@ -7,7 +7,7 @@
 import { AlreadyAnsweredError, ErrorCode, RpcError, peerRpcError, type ConnectionClosedError } from './errors';
 import { idleCollector } from './idle-collector';
 import type { ErrorObject, JsonValue, RequestId } from './message';
-import { registerForFinalization, unregisterFromFinalization, type DropTarget } from './responder-tracker';
+import { registerAtEndOfTurn, unregisterFromFinalization, type DropTarget } from './responder-tracker';
 
 /**
  * The reason every handler's signal aborts with when the peer cancels: one frozen `RpcError`
@@ -150,7 +150,7 @@ export class InboundRequest implements DropTarget {
     if (this.#state === 'running') this.#state = 'awaiting-handler';
     else if (this.#state === 'running-disposed') this.#state = 'awaiting-handler-disposed';
     else return;
-    registerForFinalization(responder, this);
+    registerAtEndOfTurn(responder, this);
   }
 
   /** The handler finished without answering (returned or resolved `undefined`). */
@@ -158,7 +158,7 @@ export class InboundRequest implements DropTarget {
     switch (this.#state) {
       case 'running':
         if (this.wire.isClosing) return this.abandon(undefined);
-        registerForFinalization(responder, this);
+        registerAtEndOfTurn(responder, this);
         this.#state = 'held';
         return idleCollector.holdOpen();
       case 'awaiting-handler':

@@ -89,6 +89,16 @@ describe('Request cancellation: Unanswered Requests', () => {
       await peer.close();
     });
 
+    it('answers a responder dropped and collected in the very turn its handler returned', async () => {
+      const gc = (globalThis as { gc?: () => void }).gc!;
+      write(peer, 'now', 'drop');
+      // The handler has returned; its responder is unreachable: collect before the turn ends.
+      gc();
+      await collectGarbage();
+      const answer = await peer.out.response('now');
+      expect(peer.out.lineOf(answer)).to.equal(`{"jsonrpc":"2.0","id":"now","error":${dropped('drop')}}`);
+    });
+
     it('answers with the error the handler that dropped the responder throws or rejects with, instead of the automatic one', async () => {
       peer.connection.onRequest('throws', () => {
         throw new RpcError(-32001, 'mine', { why: 'handler' });
