@@ -35,7 +35,7 @@ export interface BenchOptions {
   jsonFile: string | undefined;
 }
 
-/** The usage text printed for a bad option. */
+/** The usage text printed for `--help` and with a bad option. */
 export const USAGE = `usage: npm run bench -- [--full] [--json FILE] [--rounds N] [--budget MS]
        [--libs a,b] [--transports a,b] [--workloads a,b] [--soak N] [--pending N] [--framing N]
   --full        7 rounds of 400 ms cells, a 1,000,000 round-trip soak, tracker cost on every transport

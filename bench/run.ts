@@ -16,7 +16,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import type { FramerResult } from './framing';
 import type { PendingCost } from './memory';
-import { parseOptions, type BenchOptions } from './options';
+import { USAGE, parseOptions, type BenchOptions } from './options';
 import { runOnce } from './pool';
 import { formatReport } from './print';
 import { runSideBySide, type SideBySide } from './side-by-side';
@@ -60,7 +60,9 @@ async function sideBySide(options: BenchOptions): Promise<SideBySide> {
 }
 
 async function main(): Promise<void> {
-  const options = parseOptions(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  if (argv.includes('--help') || argv.includes('-h')) return void process.stdout.write(`${USAGE}\n`);
+  const options = parseOptions(argv);
   const started = new Date();
   const runs = await sideBySide(options);
   const memory = await memoryCosts(options);

@@ -75,7 +75,7 @@ export class LineWriter {
     return this.#isFull || this.#isQueueFull;
   }
 
-  /** Characters queued for this tick's write plus bytes in the output stream's own buffer. */
+  /** Characters queued for this tick's write plus the bytes the output holds (its stream's buffer, or a message port's unsent bytes). */
   get queuedBytes(): number {
     return this.#queuedChars + (this.#port ? this.#port.bufferedAmount : this.#out.writableLength);
   }
@@ -85,15 +85,11 @@ export class LineWriter {
     if (this.#isEnded) return;
     if (this.#port) {
       this.#messages.push(text);
-    } else if (text.length < OWN_CHUNK_CHARS) {
-      this.#queue += `${text}\n`;
+      this.#queuedChars += text.length;
     } else {
-      const chunks = (this.#chunks ??= []);
-      if (this.#queue !== '') chunks.push(this.#queue);
-      chunks.push(text);
-      this.#queue = '\n';
+      this.#queueLine(text);
+      this.#queuedChars += text.length + 1;
     }
-    this.#queuedChars += text.length + 1;
     if (!this.#isScheduled) {
       this.#isScheduled = true;
       void RESOLVED.then(this.#scheduledFlush);
@@ -104,6 +100,18 @@ export class LineWriter {
       this.#isQueueFull = true;
       this.#events.backpressure(true);
     }
+  }
+
+  /** Queues `text` and its newline for `write()`: joined to the queue, or as a chunk of its own when long. */
+  #queueLine(text: string): void {
+    if (text.length < OWN_CHUNK_CHARS) {
+      this.#queue += `${text}\n`;
+      return;
+    }
+    const chunks = (this.#chunks ??= []);
+    if (this.#queue !== '') chunks.push(this.#queue);
+    chunks.push(text);
+    this.#queue = '\n';
   }
 
   readonly #scheduledFlush = (): void => {

@@ -157,6 +157,7 @@ export class WebSocketStream extends Duplex {
     return super.pause();
   }
 
+  /** While frames go to a message port, resuming the stream resumes the socket. */
   override resume(): this {
     if (this.#onFrame && this.#ws.isPaused) this.#ws.resume();
     return super.resume();
