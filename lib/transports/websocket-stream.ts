@@ -192,7 +192,9 @@ export class WebSocketStream extends Duplex {
   }
 
   override _write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    const lines = this.#takeLines(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+    const text = this.#partial + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+    const lines = text.split('\n');
+    this.#partial = lines.pop()!;
     if (this.#ws.readyState !== this.#ws.OPEN) return callback();
     let last = lines.length - 1;
     while (last >= 0 && lines[last] === '') last--;
@@ -207,32 +209,6 @@ export class WebSocketStream extends Duplex {
       this.#ws.send(line);
     }
     callback();
-  }
-
-  /**
-   * The lines `text` completes, after what was written before it; keeps the unfinished rest.
-   *
-   * @remarks A line written as a chunk of its own with its newline opening the next chunk (a
-   * connection writes long messages so, see `LineWriter`) is sent as it was written: joining it to
-   * an empty piece copies nothing, where joining it to the whole next chunk and splitting that
-   * would copy the long line into a new string.
-   */
-  #takeLines(text: string): string[] {
-    const partial = this.#partial;
-    if (partial !== '') {
-      const end = text.indexOf('\n');
-      if (end === -1) {
-        this.#partial = partial + text;
-        return [];
-      }
-      const lines = text.slice(end + 1).split('\n');
-      this.#partial = lines.pop()!;
-      lines.unshift(end === 0 ? partial : partial + text.slice(0, end));
-      return lines;
-    }
-    const lines = text.split('\n');
-    this.#partial = lines.pop()!;
-    return lines;
   }
 
   override _final(callback: (error?: Error | null) => void): void {
