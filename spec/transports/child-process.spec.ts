@@ -117,7 +117,9 @@ describe('spawnConnection()', () => {
     });
 
     it('ends what is left of the tree when the child itself has already exited', async () => {
-      const spawned = spawnConnection('sh', ['-c', 'sleep 1000 & echo "started $!" >&2'], { stderr: 'pipe', killTimeoutMs: 50 });
+      // 500 ms per step (SIGTERM, then SIGKILL): on a loaded machine 50 ms could pass before the
+      // killed job's state changed, and close() resolves once the steps have passed.
+      const spawned = spawnConnection('sh', ['-c', 'sleep 1000 & echo "started $!" >&2'], { stderr: 'pipe', killTimeoutMs: 500 });
       const stderr = new LineReader(spawned.child.stderr!, { label: 'child stderr' });
       await stderr.findText(/started \d+\n/);
       const sleeper = Number(/started (\d+)/.exec(stderr.text)![1]);
