@@ -1,8 +1,10 @@
 /**
- * Batches outgoing lines into one `write()` per burst and reports backpressure.
+ * Batches outgoing lines into one `write()` per burst (to a socket, one per 4 KiB) and reports
+ * backpressure.
  *
  * @packageDocumentation
  */
+import { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import { messagePortOf, type MessagePort } from './message-port';
 
@@ -28,6 +30,17 @@ const RESOLVED = Promise.resolve();
 const OWN_CHUNK_CHARS = 64 * 1024;
 
 /**
+ * To a socket (a pipe, a child's stdio, TCP), the queue is written as soon as it holds this many
+ * characters, without waiting for the flush: the process at the other end starts on the first
+ * messages of a burst while this one is still producing the rest. Batching a whole burst made the
+ * two processes take turns: with 100 requests in flight over a child's stdio, each side read and
+ * wrote bursts of 100 lines, and acp-wire ran at 0.65–0.74× the raw baseline's round trips while
+ * using less CPU per round trip; writing every 4 KiB, 1.2× (see bench/README.md). In-process
+ * streams keep the whole batch: there only CPU counts, and one `write()` costs less than several.
+ */
+const EARLY_WRITE_CHARS = 4 * 1024;
+
+/**
  * Queues lines and writes them together in a microtask queued by the first line: the lines
  * written by synchronous code go out in one `write()` right after it returns, before the event
  * loop moves on, together with those written by the promise callbacks already queued then; later
@@ -37,7 +50,8 @@ const OWN_CHUNK_CHARS = 64 * 1024;
  * an in-process round trip, measured with cachegrind.) Honours
  * backpressure: reports when the output is full and when it has drained, and reports it early, as
  * soon as the queue alone reaches the output's `writableHighWaterMark`. A long message is a chunk
- * of its own (see {@link OWN_CHUNK_CHARS}); the chunks of one flush are written corked. To an
+ * of its own (see {@link OWN_CHUNK_CHARS}); the chunks of one flush are written corked. To a
+ * socket, what is queued is also written once it reaches {@link EARLY_WRITE_CHARS}. To an
  * output that offers a {@link MessagePort} (a WebSocket) the messages of a flush are handed over
  * as they are, one frame each, without newlines and without `write()`.
  *
@@ -62,12 +76,15 @@ export class LineWriter {
   /** Backpressure was reported because the queue itself reached the output's high-water mark. */
   #isQueueFull = false;
   #isEnded = false;
+  /** Characters at which the queue is written at once, before the flush ({@link EARLY_WRITE_CHARS} to a socket). */
+  readonly #earlyWriteChars: number;
 
   constructor(out: Writable, events: WriterEvents) {
     this.#out = out;
     this.#events = events;
     const port = messagePortOf(out);
     if (port?.canSendMessages()) this.#port = port;
+    this.#earlyWriteChars = out instanceof Socket ? EARLY_WRITE_CHARS : Number.POSITIVE_INFINITY;
   }
 
   /** Whether the output cannot take more now: backpressure was reported and has not drained yet. */
@@ -90,10 +107,13 @@ export class LineWriter {
       this.#queueLine(text);
       this.#queuedChars += text.length + 1;
     }
+    // Scheduled even when written early below: the flush also tells the connection that the
+    // sending job has returned (WriterEvents.flushing).
     if (!this.#isScheduled) {
       this.#isScheduled = true;
       void RESOLVED.then(this.#scheduledFlush);
     }
+    if (this.#queuedChars >= this.#earlyWriteChars) return this.#writeQueued();
     // A queue as large as the output's buffer cannot drain this tick: say so now, so that
     // dispatch stops before more of what was read is handled.
     if (!this.#isFull && !this.#isQueueFull && this.#queuedChars >= this.#out.writableHighWaterMark) {
@@ -122,6 +142,11 @@ export class LineWriter {
   /** Writes what is queued now. */
   readonly flush = (): void => {
     this.#isScheduled = false;
+    this.#writeQueued();
+  };
+
+  /** Writes what is queued, leaving a scheduled flush scheduled. */
+  #writeQueued(): void {
     const wasQueueFull = this.#isQueueFull;
     this.#isQueueFull = false;
     const queue = this.#queue;
@@ -143,7 +168,7 @@ export class LineWriter {
       if (!port) this.#out.once('drain', this.#onDrain);
       if (!wasQueueFull) this.#events.backpressure(true);
     }
-  };
+  }
 
   /** Writes the chunks, then the queue; returns what the last `write()` returned. */
   #write(queue: string, chunks: string[] | undefined): boolean {
