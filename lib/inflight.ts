@@ -5,6 +5,7 @@
  * @packageDocumentation
  */
 import type { ConnectionClosedError } from './errors';
+import { IdTable } from './id-table';
 import type { InboundRequest } from './inbound-request';
 import type { RequestId } from './message';
 
@@ -19,12 +20,12 @@ import type { RequestId } from './message';
  *   sender cannot say which one it means, and cancellation is cooperative anyway);
  * - closing the connection abandons every one of them (their signals abort).
  *
- * The common case — one request per id — costs one `Map` entry; only a duplicate makes an array.
+ * The common case — one request per id — costs one table entry; only a duplicate makes an array.
  *
  * @internal
  */
 export class InflightRequests {
-  readonly #byId = new Map<RequestId, InboundRequest | InboundRequest[]>();
+  readonly #byId = new IdTable<InboundRequest | InboundRequest[]>();
   #size = 0;
 
   /** Requests in flight, duplicates included. */
@@ -67,7 +68,7 @@ export class InflightRequests {
 
   /** The connection closed: every request in flight is abandoned, and the table emptied. */
   abandonAll(reason: ConnectionClosedError): void {
-    const all = [...this.#byId.values()].flat();
+    const all = this.#byId.values().flat();
     this.#byId.clear();
     this.#size = 0;
     for (const request of all) request.abandon(reason);

@@ -3,6 +3,7 @@
  *
  * @packageDocumentation
  */
+import { IdTable } from './id-table';
 import type { RequestId } from './message';
 import type { OutboundRequest } from './outbound-request';
 
@@ -30,7 +31,7 @@ export type PendingMatch = OutboundRequest | 'given up' | undefined;
  * @internal
  */
 export class PendingRequests {
-  readonly #requests = new Map<RequestId, OutboundRequest>();
+  readonly #requests = new IdTable<OutboundRequest>();
   /** Insertion-ordered: the first id is the oldest. */
   readonly #givenUp = new Set<RequestId>();
 
@@ -63,7 +64,7 @@ export class PendingRequests {
 
   /** Empties the table (the connection closed) and returns what was waiting. */
   drain(): OutboundRequest[] {
-    const requests = [...this.#requests.values()];
+    const requests = this.#requests.values();
     this.#requests.clear();
     this.#givenUp.clear();
     return requests;
