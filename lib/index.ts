@@ -15,9 +15,9 @@ export type {
   RequestMessage,
   ResponseMessage,
   SuccessResponse,
-} from './message';
-export { classify, isRequestId, JSONRPC_VERSION } from './message';
-export type { Classification } from './message';
+} from './jsonrpc/message';
+export { classify, isRequestId, JSONRPC_VERSION } from './jsonrpc/message';
+export type { Classification } from './jsonrpc/message';
 export {
   AcpWireError,
   AlreadyAnsweredError,
@@ -33,13 +33,13 @@ export {
   RequestTimeoutError,
   RpcError,
   SerializationError,
-} from './errors';
-export type { CloseReason } from './errors';
-export { DEFAULT_MAX_LINE_BYTES, LineDecoder, NdjsonDecoder, NdjsonEncoder, NULL_VALUE, encodeMessage } from './framing';
-export type { DecoderOptions, LineSink } from './framing';
-export { createStderrLogger, defaultLogger, silentLogger } from './logger';
-export type { LogLevel, Logger, StderrLoggerOptions } from './logger';
-export type { Disposable } from './disposable';
+} from './jsonrpc/errors';
+export type { CloseReason } from './jsonrpc/errors';
+export { DEFAULT_MAX_LINE_BYTES, LineDecoder, NdjsonDecoder, NdjsonEncoder, NULL_VALUE, encodeMessage } from './framing/ndjson';
+export type { DecoderOptions, LineSink } from './framing/ndjson';
+export { createStderrLogger, defaultLogger, silentLogger } from './support/logger';
+export type { LogLevel, Logger, StderrLoggerOptions } from './support/logger';
+export type { Disposable } from './support/disposable';
 export {
   CANCEL_REQUEST_METHOD,
   INITIALIZE_METHOD,
@@ -47,17 +47,17 @@ export {
   LEGACY_PROXY_SUCCESSOR_METHOD,
   PROXY_INITIALIZE_METHOD,
   PROXY_SUCCESSOR_METHOD,
-} from './protocol';
-export { Connection } from './connection';
-export type { ConnectionEvents, ConnectionOptions } from './connection';
-export type { DrainOptions } from './drain';
-export { relayBackpressure } from './relay';
-export type { NotificationHandler, RequestHandler } from './router';
-export { Responder } from './responder';
-export { PreparedRequest, RequestCancellationHandle, SentRequest } from './sent-request';
-export type { SendRequestOptions } from './sent-request';
-export { configureIdleCollection } from './idle-collector';
-export type { IdleCollectionOptions } from './idle-collector';
+} from './jsonrpc/protocol';
+export { Connection } from './connection/connection';
+export type { ConnectionEvents, ConnectionOptions } from './connection/connection';
+export type { DrainOptions } from './connection/drain';
+export { relayBackpressure } from './connection/relay';
+export type { NotificationHandler, RequestHandler } from './requests/router';
+export { Responder } from './requests/responder';
+export { PreparedRequest, RequestCancellationHandle, SentRequest } from './requests/sent-request';
+export type { SendRequestOptions } from './requests/sent-request';
+export { configureIdleCollection } from './gc/idle-collector';
+export type { IdleCollectionOptions } from './gc/idle-collector';
 export { InitializeGate } from './acp/initialize';
 export type { InitializeGateOptions, InitializeState } from './acp/initialize';
 export {
@@ -111,13 +111,13 @@ export type {
   AgentPromptRequest,
 } from './acp/agent';
 export { AgentTurn } from './acp/agent-turn';
-export { innermostMessage, successorTarget, unwrapSuccessor, wrapSuccessor } from './acp/successor';
-export type { MessageTarget, SuccessorEnvelope } from './acp/successor';
-export { isCancelNotification, sendProxiedMessageTo } from './acp/forwarding';
-export { ProxyComponent } from './acp/proxy';
-export type { SuccessorRequestHandler } from './acp/proxy';
-export { COMPONENT_NOT_STARTED_REASON, Conductor } from './acp/conductor';
-export type { ConductorTraceOptions } from './trace/conductor-trace';
+export { innermostMessage, successorTarget, unwrapSuccessor, wrapSuccessor } from './chain/successor';
+export type { MessageTarget, SuccessorEnvelope } from './chain/successor';
+export { isCancelNotification, sendProxiedMessageTo } from './chain/forwarding';
+export { ProxyComponent } from './chain/proxy';
+export type { SuccessorRequestHandler } from './chain/proxy';
+export { COMPONENT_NOT_STARTED_REASON, Conductor } from './chain/conductor';
+export type { ConductorTraceOptions } from './chain/conductor-trace';
 export { AGENT_COMPONENT, CLIENT_COMPONENT, TRACE_EVENT_SCHEMA, proxyComponentName } from './trace/events';
 export type { NotificationTraceEvent, RequestTraceEvent, ResponseTraceEvent, TraceEvent, TraceProtocol } from './trace/events';
 export { TraceFileWriter, parseTraceText, readTraceFile } from './trace/file';
@@ -142,30 +142,30 @@ export {
 export type { TraceContextMeta, TraceParent } from './trace/context';
 export { automaticAnswerOf } from './trace/otel';
 export type { AutomaticAnswer } from './trace/otel';
-export type { ConductorOptions, ConductorOutcome } from './acp/conductor';
-export { DEFAULT_CHAIN_IDLE_TIMEOUT_MS, DEFAULT_MAX_CHAINS, listenConductor } from './acp/conductor-listener';
-export type { ConductorListener, ConductorListenerOptions } from './acp/conductor-listener';
-export { ComponentConnectionError } from './acp/url-components';
-export type { ChainComponent, ComponentRole, ComponentSource } from './acp/chain-component';
-export { CommandLineError, splitCommandLine } from './acp/command-line';
+export type { ConductorOptions, ConductorOutcome } from './chain/conductor';
+export { DEFAULT_CHAIN_IDLE_TIMEOUT_MS, DEFAULT_MAX_CHAINS, listenConductor } from './chain/conductor-listener';
+export type { ConductorListener, ConductorListenerOptions } from './chain/conductor-listener';
+export { ComponentConnectionError } from './chain/url-components';
+export type { ChainComponent, ComponentRole, ComponentSource } from './chain/chain-component';
+export { CommandLineError, splitCommandLine } from './chain/command-line';
 export { createConnectionPair } from './transports/pair';
 export { connectStdio } from './transports/stdio';
 export { spawnConnection } from './transports/child-process';
 export type { ChildConnection, ChildExit, SpawnConnectionOptions } from './transports/child-process';
 export { DEFAULT_MAX_CONNECTIONS, connectTcp, listenTcp, socketConnection } from './transports/tcp';
 export type { TcpAddress, TcpListenOptions, TcpListener } from './transports/tcp';
-export { connectWebSocket } from './transports/websocket';
-export type { ConnectWebSocketOptions, RemoteConnectionOptions } from './transports/websocket';
-export { listenRemote, listenRemoteStreams } from './transports/remote-server';
-export type { RemoteClientInfo, RemoteListener, RemoteServerOptions, RemoteTransport } from './transports/remote-server';
-export { DEFAULT_HOST, DEFAULT_MAX_PAYLOAD, DEFAULT_PATH } from './transports/limits';
-export type { AccessOptions } from './transports/limits';
-export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS } from './transports/heartbeat';
-export type { HeartbeatOptions } from './transports/heartbeat';
-export { HeartbeatTimeoutError, HttpStatusError, WebSocketCloseCode, WebSocketCloseError } from './transports/errors';
-export { connectHttp } from './transports/http-client';
-export type { ConnectHttpOptions } from './transports/http-client';
-export { OutputStalledError } from './transports/http-server-stream';
-export type { HttpServerLimits } from './transports/http-server-stream';
+export { connectWebSocket } from './transports/remote/websocket';
+export type { ConnectWebSocketOptions, RemoteConnectionOptions } from './transports/remote/websocket';
+export { listenRemote, listenRemoteStreams } from './transports/remote/remote-server';
+export type { RemoteClientInfo, RemoteListener, RemoteServerOptions, RemoteTransport } from './transports/remote/remote-server';
+export { DEFAULT_HOST, DEFAULT_MAX_PAYLOAD, DEFAULT_PATH } from './transports/remote/limits';
+export type { AccessOptions } from './transports/remote/limits';
+export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS } from './transports/remote/heartbeat';
+export type { HeartbeatOptions } from './transports/remote/heartbeat';
+export { HeartbeatTimeoutError, HttpStatusError, WebSocketCloseCode, WebSocketCloseError } from './transports/remote/errors';
+export { connectHttp } from './transports/remote/http-client';
+export type { ConnectHttpOptions } from './transports/remote/http-client';
+export { OutputStalledError } from './transports/remote/http-server-stream';
+export type { HttpServerLimits } from './transports/remote/http-server-stream';
 export { connectUrl, isPeerUrl } from './transports/url';
 export type { ConnectUrlOptions } from './transports/url';

@@ -3,7 +3,7 @@
  * guard entry that keeps its storage (issue 14). The guard must never show.
  */
 import { expect } from 'chai';
-import { IdTable } from '../lib/id-table';
+import { IdTable } from '../lib/requests/id-table';
 
 describe('IdTable', () => {
   it('starts empty: size 0, no values, nothing to get or delete', () => {

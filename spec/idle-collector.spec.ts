@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import { PerformanceObserver, constants } from 'node:perf_hooks';
 import { configureIdleCollection, createConnectionPair, type Connection, type Responder } from '../lib';
-import { dutyCycleWait, idleCollectorStats } from '../lib/idle-collector';
+import { dutyCycleWait, idleCollectorStats } from '../lib/gc/idle-collector';
 
 /** The documented defaults, restored after each test: the collector is shared by every connection. */
 const DEFAULTS = { enabled: true, initialDelayMs: 1000, maxDelayMs: 8000, maxDutyCycle: 0.01 };

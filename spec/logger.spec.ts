@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createStderrLogger, defaultLogger, silentLogger, type LogLevel } from '../lib';
-import { briefly, logLazily } from '../lib/logger';
+import { briefly, logLazily } from '../lib/support/logger';
 
 const LEVELS: LogLevel[] = ['trace', 'debug', 'warn', 'error'];
 const RECORD = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z( \S+)? (trace|debug|warn|error) .*\n$/;

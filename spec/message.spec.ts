@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { JSONRPC_VERSION, classify, isRequestId, type Classification } from '../lib';
-import { isErrorObject, isParams } from '../lib/message';
+import { isErrorObject, isParams } from '../lib/jsonrpc/message';
 
 /** Classifies the value that `text` parses to, as the connection does with each line. */
 function classifyText(text: string): Classification {

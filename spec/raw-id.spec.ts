@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { SerializationError } from '../lib';
-import { encodeResponseWithRawId, findRawId, rawIdText } from '../lib/raw-id';
+import { encodeResponseWithRawId, findRawId, rawIdText } from '../lib/framing/raw-id';
 import { deeplyNestedArray } from './helpers/fuzz';
 
 describe('raw-id', () => {

@@ -7,9 +7,9 @@ import { expect } from 'chai';
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import { Conductor, Connection, relayBackpressure, sendProxiedMessageTo } from '../lib';
-import { heldInputBytes } from '../lib/connection-hooks';
+import { heldInputBytes } from '../lib/connection/connection-hooks';
 
-/** The most a connection holds before it stops reading (lib/backlog.ts). */
+/** The most a connection holds before it stops reading (lib/framing/backlog.ts). */
 const BACKLOG_LIMIT = 16 * 1024 * 1024;
 const LINE_BYTES = 64 * 1024;
 /** 64 MiB of 64 KiB notifications: four times the backlog limit. */

@@ -1,5 +1,5 @@
 /**
- * The method → handler table (lib/router.ts), observed through the Connection methods that expose
+ * The method → handler table (lib/requests/router.ts), observed through the Connection methods that expose
  * it: which handler a message reaches, and what registering and disposing does.
  */
 import { expect } from 'chai';

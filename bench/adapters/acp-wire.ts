@@ -6,7 +6,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { Connection } from '../../lib';
 // Internal, not exported by the package: the bench measures what the trackers cost.
-import { setFinalizationTracking } from '../../lib/responder-tracker';
+import { setFinalizationTracking } from '../../lib/gc/responder-tracker';
 import { COUNT, ECHO, HOLD, NOTE, RELEASE, STATS, ServerState, WAIT } from '../protocol';
 import { codeOf, type BenchClient, type BenchServer, type Library } from './types';
 

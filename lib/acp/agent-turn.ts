@@ -6,9 +6,9 @@
  * @packageDocumentation
  */
 import { randomUUID } from 'node:crypto';
-import type { Connection } from '../connection';
-import { RpcError, describeThrown } from '../errors';
-import type { ErrorObject, JsonObject } from '../message';
+import type { Connection } from '../connection/connection';
+import { RpcError, describeThrown } from '../jsonrpc/errors';
+import type { ErrorObject, JsonObject } from '../jsonrpc/message';
 import { SESSION_UPDATE_METHOD } from './methods';
 import type { AcpVersion } from './negotiation';
 import type { ContentBlock, SessionUpdate, StopReason } from './types';

@@ -5,11 +5,11 @@
  * @packageDocumentation
  */
 import { randomUUID } from 'node:crypto';
-import type { Connection } from '../connection';
-import { ErrorCode, RpcError } from '../errors';
-import type { JsonObject } from '../message';
-import { INITIALIZE_METHOD } from '../protocol';
-import type { Responder } from '../responder';
+import type { Connection } from '../connection/connection';
+import { ErrorCode, RpcError } from '../jsonrpc/errors';
+import type { JsonObject } from '../jsonrpc/message';
+import { INITIALIZE_METHOD } from '../jsonrpc/protocol';
+import type { Responder } from '../requests/responder';
 import { AgentSession, AgentTurn, type CancelCause, type TurnOutcome } from './agent-turn';
 import { InitializeGate } from './initialize';
 import { SESSION_CANCEL_METHOD, SESSION_NEW_METHOD, SESSION_PROMPT_METHOD } from './methods';

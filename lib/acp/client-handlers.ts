@@ -4,10 +4,10 @@
  *
  * @packageDocumentation
  */
-import type { Connection } from '../connection';
-import { toDisposable, type Disposable } from '../disposable';
-import { RpcError } from '../errors';
-import type { Responder } from '../responder';
+import type { Connection } from '../connection/connection';
+import { toDisposable, type Disposable } from '../support/disposable';
+import { RpcError } from '../jsonrpc/errors';
+import type { Responder } from '../requests/responder';
 import { FS_READ_TEXT_FILE_METHOD, FS_WRITE_TEXT_FILE_METHOD, SESSION_REQUEST_PERMISSION_METHOD, TERMINAL_METHODS } from './methods';
 import type { AcpVersion } from './negotiation';
 import type * as V1 from './schema/v1';

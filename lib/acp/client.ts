@@ -4,12 +4,12 @@
  *
  * @packageDocumentation
  */
-import type { Connection } from '../connection';
-import { toDisposable, type Disposable } from '../disposable';
-import { ConnectionClosedError } from '../errors';
-import type { JsonObject, JsonValue } from '../message';
-import { INITIALIZE_METHOD } from '../protocol';
-import type { SendRequestOptions, SentRequest } from '../sent-request';
+import type { Connection } from '../connection/connection';
+import { toDisposable, type Disposable } from '../support/disposable';
+import { ConnectionClosedError } from '../jsonrpc/errors';
+import type { JsonObject, JsonValue } from '../jsonrpc/message';
+import { INITIALIZE_METHOD } from '../jsonrpc/protocol';
+import type { SendRequestOptions, SentRequest } from '../requests/sent-request';
 import { PermissionRequests, clientCapabilitiesOf, registerClientHandlers, type AcpClientHandlers } from './client-handlers';
 import {
   AUTHENTICATE_METHOD,

@@ -3,9 +3,9 @@
  *
  * @packageDocumentation
  */
-import { setRequestGate, type Connection } from '../connection';
-import { RpcError } from '../errors';
-import { INITIALIZE_METHOD } from '../protocol';
+import { setRequestGate, type Connection } from '../connection/connection';
+import { RpcError } from '../jsonrpc/errors';
+import { INITIALIZE_METHOD } from '../jsonrpc/protocol';
 
 /** Where a connection is in its `initialize` handshake. */
 export type InitializeState = 'uninitialized' | 'initializing' | 'ready';

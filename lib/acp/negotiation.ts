@@ -4,8 +4,8 @@
  *
  * @packageDocumentation
  */
-import type { Connection } from '../connection';
-import { AcpWireError, ErrorCode, RpcError } from '../errors';
+import type { Connection } from '../connection/connection';
+import { AcpWireError, ErrorCode, RpcError } from '../jsonrpc/errors';
 
 /** An ACP protocol version acp-wire speaks. */
 export type AcpVersion = 1 | 2;

@@ -4,8 +4,8 @@
  *
  * @packageDocumentation
  */
-import type { JsonObject } from '../message';
-import type { SentRequest } from '../sent-request';
+import type { JsonObject } from '../jsonrpc/message';
+import type { SentRequest } from '../requests/sent-request';
 import type { AcpVersion } from './negotiation';
 import type * as V1 from './schema/v1';
 import type * as V2 from './schema/v2';

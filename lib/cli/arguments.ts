@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { AcpWireError } from '../errors';
+import { AcpWireError } from '../jsonrpc/errors';
 
 /** Bad usage of the command line: printed as one line, exit code 2. */
 export class UsageError extends AcpWireError {

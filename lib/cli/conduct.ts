@@ -5,15 +5,15 @@
  *
  * @packageDocumentation
  */
-import { splitCommandLine } from '../acp/command-line';
-import type { ComponentSource } from '../acp/chain-component';
-import { Conductor, type ConductorOutcome } from '../acp/conductor';
-import { DEFAULT_CHAIN_IDLE_TIMEOUT_MS, DEFAULT_MAX_CHAINS, listenConductor } from '../acp/conductor-listener';
-import { ComponentConnectionError, closeUrlComponents, connectUrlComponents } from '../acp/url-components';
-import type { Connection } from '../connection';
-import { describeThrown } from '../errors';
-import { createStderrLogger, defaultLogger, type Logger } from '../logger';
-import type { ConductorTraceOptions } from '../trace/conductor-trace';
+import { splitCommandLine } from '../chain/command-line';
+import type { ComponentSource } from '../chain/chain-component';
+import { Conductor, type ConductorOutcome } from '../chain/conductor';
+import { DEFAULT_CHAIN_IDLE_TIMEOUT_MS, DEFAULT_MAX_CHAINS, listenConductor } from '../chain/conductor-listener';
+import { ComponentConnectionError, closeUrlComponents, connectUrlComponents } from '../chain/url-components';
+import type { Connection } from '../connection/connection';
+import { describeThrown } from '../jsonrpc/errors';
+import { createStderrLogger, defaultLogger, type Logger } from '../support/logger';
+import type { ConductorTraceOptions } from '../chain/conductor-trace';
 import { connectStdio } from '../transports/stdio';
 import { isPeerUrl } from '../transports/url';
 import {

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { CommandLineError } from '../acp/command-line';
+import { CommandLineError } from '../chain/command-line';
 import { UsageError, wantsHelp } from './arguments';
 import { COMMANDS } from './commands';
 import { describeSystemError, isSystemError, report, type Subcommand } from './subcommand';

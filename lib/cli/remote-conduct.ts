@@ -4,11 +4,11 @@
  *
  * @packageDocumentation
  */
-import type { Connection } from '../connection';
-import type { Logger } from '../logger';
-import { DEFAULT_PATH } from '../transports/limits';
-import { listenRemoteStreams, type RemoteListener } from '../transports/remote-server';
-import { remoteConnection } from '../transports/websocket';
+import type { Connection } from '../connection/connection';
+import type { Logger } from '../support/logger';
+import { DEFAULT_PATH } from '../transports/remote/limits';
+import { listenRemoteStreams, type RemoteListener } from '../transports/remote/remote-server';
+import { remoteConnection } from '../transports/remote/websocket';
 import { UsageError, parsePort } from './arguments';
 
 /** Where `--listen` serves: `PORT`, `HOST:PORT` or `ws://HOST:PORT/PATH`. */

@@ -5,11 +5,11 @@
  * @packageDocumentation
  */
 import type { Duplex } from 'node:stream';
-import { splitCommandLine } from '../acp/command-line';
-import { createStderrLogger, defaultLogger } from '../logger';
+import { splitCommandLine } from '../chain/command-line';
+import { createStderrLogger, defaultLogger } from '../support/logger';
 import { spawnProcessTree, type ProcessTree } from '../transports/child-process';
-import { DEFAULT_HOST, DEFAULT_PATH, checkPath } from '../transports/limits';
-import { listenRemoteStreams, type RemoteClientInfo } from '../transports/remote-server';
+import { DEFAULT_HOST, DEFAULT_PATH, checkPath } from '../transports/remote/limits';
+import { listenRemoteStreams, type RemoteClientInfo } from '../transports/remote/remote-server';
 import { UsageError, bearerTokenFromEnvironment, parseCommandArguments, parseDecimal, parseMilliseconds, parsePort } from './arguments';
 import { STOP_SIGNALS, watchStopSignals, type StoppableProcess } from './shutdown';
 import { report, type Subcommand } from './subcommand';

@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 import type { ChildProcess } from 'node:child_process';
-import { lastResortKillMs } from '../acp/chain-component';
+import { lastResortKillMs } from '../chain/chain-component';
 import { report } from './subcommand';
 
 /** The signals that stop the command line, and its exit code after each (128 + the signal number). */

@@ -4,7 +4,7 @@
  *
  * @packageDocumentation
  */
-import type { JsonObject, JsonValue, RequestId } from '../message';
+import type { JsonObject, JsonValue, RequestId } from '../jsonrpc/message';
 
 /** `acp` for ACP messages; `mcp` for a message unwrapped from an MCP-over-ACP `mcp/message`. */
 export type TraceProtocol = 'acp' | 'mcp';

@@ -5,10 +5,10 @@
  *
  * @packageDocumentation
  */
-import { RpcError, ConnectionClosedError } from '../errors';
-import type { ErrorObject, JsonValue, RequestId } from '../message';
-import type { Responder } from '../responder';
-import type { SentRequest } from '../sent-request';
+import { RpcError, ConnectionClosedError } from '../jsonrpc/errors';
+import type { ErrorObject, JsonValue, RequestId } from '../jsonrpc/message';
+import type { Responder } from '../requests/responder';
+import type { SentRequest } from '../requests/sent-request';
 import { TRACEPARENT_META_KEY, TRACESTATE_META_KEY, formatTraceparent, parseTraceparent } from './context';
 
 // The few parts of `@opentelemetry/api` used here, typed structurally so that acp-wire's own

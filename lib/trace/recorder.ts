@@ -4,10 +4,9 @@
  *
  * @packageDocumentation
  */
-import type { ComponentRole } from '../acp/chain-component';
-import type { Logger } from '../logger';
-import { classify, type JsonValue, type Message, type RequestId } from '../message';
-import { CANCEL_REQUEST_METHOD, LEGACY_PROXY_INITIALIZE_METHOD, PROXY_INITIALIZE_METHOD, isSuccessorEnvelope } from '../protocol';
+import type { Logger } from '../support/logger';
+import { classify, type JsonValue, type Message, type RequestId } from '../jsonrpc/message';
+import { CANCEL_REQUEST_METHOD, LEGACY_PROXY_INITIALIZE_METHOD, PROXY_INITIALIZE_METHOD, isSuccessorEnvelope } from '../jsonrpc/protocol';
 import { AGENT_COMPONENT, CLIENT_COMPONENT, proxyComponentName, type TraceEvent, type TraceProtocol } from './events';
 import { redactInPlace } from './redact';
 
@@ -15,8 +14,8 @@ import { redactInPlace } from './redact';
 export interface ComponentMessage {
   /** The component's position in the chain (0 is the client's successor). */
   index: number;
-  /** `agent` for the last component. */
-  role: ComponentRole;
+  /** `agent` for the last component, `proxy` for the others. */
+  role: 'proxy' | 'agent';
   /** `out`: the conductor sent it to the component; `in`: the component sent it. */
   direction: 'in' | 'out';
   /** The message (a private copy: the recorder may modify it). */

@@ -4,8 +4,8 @@
  * @packageDocumentation
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { Connection, type ConnectionOptions } from '../connection';
-import { closeConnection } from '../connection-hooks';
+import { Connection, type ConnectionOptions } from '../connection/connection';
+import { closeConnection } from '../connection/connection-hooks';
 import { HAS_PROCESS_GROUPS, ProcessGroup } from './process-tree';
 
 /** Options of {@link spawnConnection}. */

@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 import { PassThrough } from 'node:stream';
-import { Connection, type ConnectionOptions } from '../connection';
+import { Connection, type ConnectionOptions } from '../connection/connection';
 
 /**
  * Creates two connected {@link Connection}s over in-memory streams: what one sends, the other

@@ -3,7 +3,7 @@
  *
  * @packageDocumentation
  */
-import { Connection, type ConnectionOptions } from '../connection';
+import { Connection, type ConnectionOptions } from '../connection/connection';
 
 /**
  * Connects over this process's stdin (input) and stdout (output).

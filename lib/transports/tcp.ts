@@ -4,9 +4,9 @@
  * @packageDocumentation
  */
 import { createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { Connection, type ConnectionOptions } from '../connection';
-import { defaultLogger } from '../logger';
-import { admitSocket, checkIdleTimeout, checkMaxCount, hasWorkInFlight, peerOf, watchIdle } from './tcp-limits';
+import { Connection, type ConnectionOptions } from '../connection/connection';
+import { defaultLogger } from '../support/logger';
+import { admitSocket, checkIdleTimeout, checkMaxCount, hasWorkInFlight, peerOf, watchIdle } from '../server/bounds';
 
 /** Where to connect or listen. */
 export interface TcpAddress {

@@ -3,10 +3,10 @@
  *
  * @packageDocumentation
  */
-import type { Connection } from '../connection';
-import { connectHttp, type ConnectHttpOptions } from './http-client';
+import type { Connection } from '../connection/connection';
+import { connectHttp, type ConnectHttpOptions } from './remote/http-client';
 import { connectTcp } from './tcp';
-import { connectWebSocket, type ConnectWebSocketOptions } from './websocket';
+import { connectWebSocket, type ConnectWebSocketOptions } from './remote/websocket';
 
 /** The URL schemes {@link connectUrl} understands. */
 export const PEER_URL_SCHEMES = ['ws:', 'wss:', 'http:', 'https:', 'tcp:'] as const;

@@ -7,7 +7,7 @@ import { spawnFaultPeer } from '../helpers/faults';
 import { LineReader } from '../helpers/lines';
 import { childClosed, useBuild } from '../helpers/processes';
 
-/** The most a connection holds before it stops reading (lib/backlog.ts). */
+/** The most a connection holds before it stops reading (lib/framing/backlog.ts). */
 const BACKLOG_LIMIT = 16 * 1024 * 1024;
 /** Node reads a pipe in chunks of at most 64 KiB. */
 const CHUNK_BYTES = 64 * 1024;

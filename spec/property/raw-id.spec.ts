@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { JsonValue } from '../../lib';
-import { findRawId, rawIdText } from '../../lib/raw-id';
+import { findRawId, rawIdText } from '../../lib/framing/raw-id';
 import { fuzzParameters, isLongFuzzRun, jsonValue } from '../helpers/fuzz';
 
 const key = fc.oneof(fc.constant('id'), fc.string({ unit: 'binary', maxLength: 8 }));

@@ -1,0 +1,56 @@
+/**
+ * What acp-wire's own modules may do to a connection beyond its public API: install the ACP
+ * request gate, close it for a transport-level reason, hold its input while a relay is full.
+ *
+ * @packageDocumentation
+ */
+import type { DrainSource } from '../framing/backlog';
+import type { CloseReason } from '../jsonrpc/errors';
+import type { InboundRequest } from '../requests/inbound-request';
+import type { ErrorObject, RequestMessage } from '../jsonrpc/message';
+
+/** A hook that may refuse a request before dispatch (the ACP `initialize` gate). @internal */
+export type RequestGate = (request: InboundRequest, message: RequestMessage) => ErrorObject | undefined;
+
+/** The internal hooks a connection hands over when it is built. @internal */
+export interface ConnectionHooks {
+  setGate(gate: RequestGate): void;
+  shutdown(reason: CloseReason, error?: Error): Promise<void>;
+  holdInputWhileFull(relay: DrainSource): () => void;
+  heldBytes(): number;
+}
+
+/**
+ * Each connection's hooks, registered by its constructor. A module-level `WeakMap` (one entry per
+ * connection, not per message) keeps them off the class's public surface, without a `static {}`
+ * block that would expose the class's private fields to other modules.
+ */
+const hooksOf = new WeakMap<object, ConnectionHooks>();
+
+/** Called once by each connection's constructor. @internal */
+export function registerConnectionHooks(connection: object, hooks: ConnectionHooks): void {
+  hooksOf.set(connection, hooks);
+}
+
+/** Installs the request gate of the ACP layer on `connection`. @internal */
+export function setRequestGate(connection: object, gate: RequestGate): void {
+  hooksOf.get(connection)!.setGate(gate);
+}
+
+/** Closes `connection` for a transport-level reason (e.g. the peer process exited). @internal */
+export function closeConnection(connection: object, reason: CloseReason, error?: Error): Promise<void> {
+  return hooksOf.get(connection)!.shutdown(reason, error);
+}
+
+/**
+ * Makes `from` hold its incoming messages (reading on up to its backlog limit, then pausing its
+ * input) while `relay`'s output needs drain. Returns the undo. @internal
+ */
+export function holdInputWhileFull(from: object, relay: DrainSource): () => void {
+  return hooksOf.get(from)!.holdInputWhileFull(relay);
+}
+
+/** Characters of the messages `connection` has read and holds back now (for tests and debugging). @internal */
+export function heldInputBytes(connection: object): number {
+  return hooksOf.get(connection)!.heldBytes();
+}

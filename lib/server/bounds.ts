@@ -1,0 +1,73 @@
+/**
+ * Bounds of a TCP server: how many clients it serves at once, and how long a client may stay
+ * silent with nothing in flight before it is disconnected.
+ *
+ * @packageDocumentation
+ */
+import type { Socket } from 'node:net';
+import type { Connection } from '../connection/connection';
+import type { Logger } from '../support/logger';
+
+/** The largest delay `setTimeout` keeps (about 24.8 days). */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/**
+ * Checks a "how many at once" option: an integer of at least 1, or `Infinity`.
+ *
+ * @throws RangeError naming the option
+ */
+export function checkMaxCount(option: string, value: number): number {
+  if (value === Number.POSITIVE_INFINITY || (Number.isInteger(value) && value >= 1)) return value;
+  throw new RangeError(`${option} must be an integer of at least 1, or Infinity, got ${String(value)}`);
+}
+
+/**
+ * Checks an idle timeout: an integer number of milliseconds from 0 (no timeout) to 2^31 - 1.
+ *
+ * @throws RangeError naming the option
+ */
+export function checkIdleTimeout(option: string, value: number): number {
+  if (Number.isInteger(value) && value >= 0 && value <= MAX_TIMEOUT_MS) return value;
+  throw new RangeError(`${option} must be an integer number of milliseconds from 0 (none) to ${MAX_TIMEOUT_MS}, got ${String(value)}`);
+}
+
+/** `host:port` of the peer of a socket, for logs. */
+export function peerOf(socket: Socket): string {
+  return `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+}
+
+/**
+ * Admits an accepted socket when fewer than `max` are being served; otherwise destroys it at once
+ * and logs one `warn` line naming the peer.
+ *
+ * @param noun - what is counted, for the log line (e.g. `connection`)
+ * @returns whether the socket was admitted
+ */
+export function admitSocket(socket: Socket, serving: number, max: number, logger: Logger, noun: string): boolean {
+  if (serving < max) return true;
+  logger.log('warn', `refused a client from ${peerOf(socket)}: ${noun} limit reached (${serving} open)`);
+  socket.destroy();
+  return false;
+}
+
+/** Whether a connection has work in flight: a request it sent or one it received is unanswered. */
+export function hasWorkInFlight(connection: Connection): boolean {
+  return connection.pendingCount > 0 || connection.inflightCount > 0;
+}
+
+/**
+ * Calls `onIdle` once `socket` has carried no byte in either direction for `timeoutMs` while
+ * `isBusy()` is false. A busy socket is looked at again `timeoutMs` later. `0` watches nothing.
+ *
+ * @remarks Uses the socket's own inactivity timer (`socket.setTimeout`), which does not keep the
+ * process alive and is cleared when the socket is destroyed.
+ */
+export function watchIdle(socket: Socket, timeoutMs: number, isBusy: () => boolean, onIdle: () => void): void {
+  if (timeoutMs === 0) return;
+  socket.setTimeout(timeoutMs);
+  socket.on('timeout', () => {
+    if (isBusy()) return void socket.setTimeout(timeoutMs);
+    socket.setTimeout(0);
+    onIdle();
+  });
+}

@@ -1,0 +1,91 @@
+/**
+ * Local errors of the network transports (WebSocket, Streamable HTTP). Like every
+ * {@link AcpWireError} they never cross the wire; a connection that ends because of one closes
+ * with reason `'input error'` and the error as the cause of every `ConnectionClosedError`.
+ *
+ * @packageDocumentation
+ */
+import { AcpWireError } from '../../jsonrpc/errors';
+
+/** WebSocket close codes that acp-wire sends or interprets (RFC 6455 §7.4.1). */
+export const WebSocketCloseCode = {
+  /** The connection did what it was for. */
+  Normal: 1000,
+  /** The endpoint is going away (a server shutting down). */
+  GoingAway: 1001,
+  /** A frame type the endpoint does not accept: acp-wire accepts only text frames. */
+  UnsupportedData: 1003,
+  /** The connection dropped without a close frame (never sent, only reported). */
+  Abnormal: 1006,
+  /** A text frame that is not valid UTF-8. */
+  InvalidPayload: 1007,
+  /** A message over the size limit. */
+  MessageTooBig: 1009,
+} as const;
+
+/**
+ * A WebSocket closed for a reason other than a normal end: the peer sent a binary frame (1003),
+ * invalid UTF-8 (1007) or a message over `maxPayload` (1009), or the peer closed with such a
+ * code, or the TCP connection dropped without a close frame (1006).
+ */
+export class WebSocketCloseError extends AcpWireError {
+  /** Always `'WebSocketCloseError'`. */
+  override readonly name = 'WebSocketCloseError';
+  /** Always `'ACP_WIRE_WEBSOCKET_CLOSED'`: stable, so match on it rather than on the message. */
+  readonly code = 'ACP_WIRE_WEBSOCKET_CLOSED';
+  /**
+   * @param closeCode - the WebSocket close code
+   * @param closeReason - the close frame's reason text (may be empty)
+   * @param isLocal - whether this side closed (it found the peer's frame unacceptable)
+   */
+  constructor(
+    readonly closeCode: number,
+    readonly closeReason: string,
+    readonly isLocal: boolean,
+    options?: ErrorOptions,
+  ) {
+    super(
+      `${isLocal ? 'closed the WebSocket' : 'the WebSocket was closed'} with code ${closeCode}${closeReason ? ` (${closeReason})` : ''}`,
+      options,
+    );
+  }
+}
+
+/** The peer answered no ping and sent nothing within the heartbeat's timeout: it is presumed gone. */
+export class HeartbeatTimeoutError extends AcpWireError {
+  /** Always `'HeartbeatTimeoutError'`. */
+  override readonly name = 'HeartbeatTimeoutError';
+  /** Always `'ACP_WIRE_HEARTBEAT_TIMEOUT'`: stable, so match on it rather than on the message. */
+  readonly code = 'ACP_WIRE_HEARTBEAT_TIMEOUT';
+  /** @param timeoutMs - the heartbeat's `timeoutMs`: how long after a ping the peer stayed silent */
+  constructor(
+    readonly timeoutMs: number,
+    options?: ErrorOptions,
+  ) {
+    super(`no sign of life from the peer within ${timeoutMs} ms of a ping`, options);
+  }
+}
+
+/**
+ * The server refused the connection: a WebSocket upgrade or a Streamable HTTP request answered
+ * with an HTTP error status (401 wrong token, 403 origin refused, 404 wrong path or unknown
+ * connection, …), or a response that the protocol does not allow.
+ */
+export class HttpStatusError extends AcpWireError {
+  /** Always `'HttpStatusError'`. */
+  override readonly name = 'HttpStatusError';
+  /** Always `'ACP_WIRE_HTTP_STATUS'`: stable, so match on it rather than on the message. */
+  readonly code = 'ACP_WIRE_HTTP_STATUS';
+  /**
+   * @param status - the HTTP status code (0 when the response was malformed rather than refused)
+   * @param body - the response body's text, cut to 8 KiB
+   */
+  constructor(
+    readonly status: number,
+    readonly body: string,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}

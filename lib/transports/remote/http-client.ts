@@ -1,0 +1,327 @@
+/**
+ * The Streamable HTTP client, as the official ACP SDK implements the draft: each message is
+ * POSTed; the agent's messages arrive on event streams (the connection's, opened after
+ * `initialize`, and one per session, opened before the session's first message is sent).
+ *
+ * @packageDocumentation
+ */
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { Duplex } from 'node:stream';
+import type { Connection } from '../../connection/connection';
+import { HttpStatusError } from './errors';
+import {
+  EVENT_STREAM_CONTENT_TYPE,
+  HEADER_CONNECTION_ID,
+  HEADER_SESSION_ID,
+  JSON_CONTENT_TYPE,
+  idKey,
+  isRequest,
+  isResponse,
+  parseRouted,
+  resultSessionIdOf,
+  sessionIdOf,
+  type RoutedMessage,
+} from './http-protocol';
+import { DEFAULT_MAX_PAYLOAD } from './limits';
+import { SseParser } from './sse';
+import { checkRemoteOptions, remoteConnection, type RemoteConnectionOptions } from './websocket';
+import { pushFrame } from './websocket-stream';
+
+/** POST statuses that mean the whole connection is gone (as in the SDK). */
+const CONNECTION_FAILURES = new Set([401, 403, 404, 410]);
+
+/** Options of the client stream. @internal */
+export interface HttpClientStreamOptions {
+  headers?: Record<string, string>;
+  token?: string;
+  maxPayload?: number;
+  ca?: string | Buffer | (string | Buffer)[];
+  rejectUnauthorized?: boolean;
+}
+
+interface HttpResult {
+  readonly response: IncomingMessage;
+  readonly body: string;
+}
+
+/**
+ * The client side of one Streamable HTTP connection as a byte stream of NDJSON lines.
+ *
+ * @remarks
+ * Lines written are POSTed one at a time, in order (a cancel never overtakes its request). The
+ * first must be an `initialize` request. A POST refused with 401, 403, 404 or 410, a network
+ * error, or a failed event stream destroys the stream with the error (an {@link HttpStatusError}
+ * for a status); another refused request is answered locally `-32603` with data
+ * `{status, body}`, like the SDK. The end of the connection's event stream ends the readable
+ * side. Ending the writable side DELETEs the connection and closes every socket.
+ *
+ * @internal
+ */
+export class HttpClientStream extends Duplex {
+  readonly #url: URL;
+  readonly #options: HttpClientStreamOptions;
+  readonly #agent: HttpAgent;
+  readonly #requests = new Set<{ destroy(): void }>();
+  /** Sessions with an open (or opening) event stream, and when each is ready. */
+  readonly #sessions = new Map<string, Promise<void>>();
+  /** Agent request id key → the session stream it came on (its answer carries that header). */
+  readonly #answerSessions = new Map<string, string>();
+  #connectionId: string | undefined;
+  #partial = '';
+  #isReading = true;
+  #paused: (() => void)[] = [];
+
+  constructor(url: URL, options: HttpClientStreamOptions) {
+    super({ decodeStrings: false, allowHalfOpen: true });
+    this.#url = url;
+    this.#options = options;
+    this.#agent =
+      url.protocol === 'https:'
+        ? new HttpsAgent({ keepAlive: true, ca: options.ca, rejectUnauthorized: options.rejectUnauthorized })
+        : new HttpAgent({ keepAlive: true });
+  }
+
+  /** The `Acp-Connection-Id` the server gave, once initialized. */
+  get connectionId(): string | undefined {
+    return this.#connectionId;
+  }
+
+  override _read(): void {
+    this.#isReading = true;
+    const waiters = this.#paused;
+    this.#paused = [];
+    for (const resume of waiters) resume();
+  }
+
+  override _write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    const lines = (this.#partial + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'))).split('\n');
+    this.#partial = lines.pop()!;
+    this.#sendAll(lines.filter((line) => line !== '')).then(
+      () => callback(),
+      (error: Error) => {
+        this.destroy(error);
+        callback();
+      },
+    );
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    const id = this.#connectionId;
+    const done = (): void => {
+      this.#shutdown();
+      if (!this.readableEnded) this.push(null);
+      callback();
+    };
+    if (id === undefined) return done();
+    this.#fetch('DELETE', { [HEADER_CONNECTION_ID]: id }).then(done, done);
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#shutdown();
+    callback(error);
+  }
+
+  #shutdown(): void {
+    for (const request of this.#requests) request.destroy();
+    this.#requests.clear();
+    this.#agent.destroy();
+  }
+
+  async #sendAll(lines: string[]): Promise<void> {
+    for (const line of lines) {
+      if (this.destroyed) return;
+      const message = parseRouted(line);
+      if (message === undefined) continue;
+      if (this.#connectionId === undefined) await this.#initialize(message, line);
+      else await this.#post(message, line);
+    }
+  }
+
+  async #initialize(message: RoutedMessage, line: string): Promise<void> {
+    if (!isRequest(message) || message.method !== 'initialize') {
+      throw new HttpStatusError(0, '', 'the first message over Streamable HTTP must be an initialize request');
+    }
+    const { response, body } = await this.#fetch('POST', { 'Content-Type': JSON_CONTENT_TYPE }, line);
+    const id = response.headers[HEADER_CONNECTION_ID.toLowerCase()];
+    if (response.statusCode !== 200) throw statusError('initialize', response, body);
+    if (typeof id !== 'string' || id === '') throw new HttpStatusError(200, body, 'the initialize answer has no Acp-Connection-Id');
+    this.#connectionId = id;
+    this.#deliver(body);
+    void this.#openEvents(undefined);
+  }
+
+  async #post(message: RoutedMessage, line: string): Promise<void> {
+    const sessionId = sessionIdOf(message) ?? (isResponse(message) ? this.#takeAnswerSession(message.id) : undefined);
+    if (sessionId !== undefined) await this.#openEvents(sessionId);
+    const headers: OutgoingHttpHeaders = { 'Content-Type': JSON_CONTENT_TYPE, [HEADER_CONNECTION_ID]: this.#connectionId! };
+    if (sessionId !== undefined) headers[HEADER_SESSION_ID] = sessionId;
+    const { response, body } = await this.#fetch('POST', headers, line);
+    const status = response.statusCode ?? 0;
+    if (status >= 200 && status < 300) return;
+    if (!CONNECTION_FAILURES.has(status) && isRequest(message)) {
+      // Only this request failed: answer it here, the connection goes on.
+      const error = { code: -32603, message: `HTTP POST failed: ${status}`, data: { status, body } };
+      return this.#deliver(JSON.stringify({ jsonrpc: '2.0', id: message.id, error }));
+    }
+    throw statusError('POST', response, body);
+  }
+
+  #takeAnswerSession(id: unknown): string | undefined {
+    const key = idKey(id);
+    const session = key === undefined ? undefined : this.#answerSessions.get(key);
+    if (key !== undefined) this.#answerSessions.delete(key);
+    return session;
+  }
+
+  /** Opens an event stream (the connection's, or a session's); resolves once it is open. */
+  #openEvents(sessionId: string | undefined): Promise<void> {
+    if (sessionId !== undefined) {
+      const open = this.#sessions.get(sessionId);
+      if (open) return open;
+    }
+    const headers: OutgoingHttpHeaders = { Accept: EVENT_STREAM_CONTENT_TYPE, [HEADER_CONNECTION_ID]: this.#connectionId! };
+    if (sessionId !== undefined) headers[HEADER_SESSION_ID] = sessionId;
+    const opened = new Promise<void>((resolve, reject) => {
+      const request = this.#request('GET', headers, (response) => {
+        if (response.statusCode !== 200) {
+          void readText(response).then((body) => reject(statusError('event stream', response, body)));
+          return;
+        }
+        resolve();
+        this.#readEvents(response, sessionId);
+      });
+      request.once('error', reject);
+      request.end();
+    });
+    if (sessionId !== undefined) this.#sessions.set(sessionId, opened);
+    opened.catch((error: Error) => this.destroy(error));
+    return opened;
+  }
+
+  #readEvents(response: IncomingMessage, sessionId: string | undefined): void {
+    const maxPayload = this.#options.maxPayload ?? DEFAULT_MAX_PAYLOAD;
+    const parser = new SseParser(
+      maxPayload,
+      (data) => this.#onEvent(data, sessionId),
+      () => {
+        this.destroy(new HttpStatusError(200, '', `an event was larger than maxPayload (${maxPayload} bytes)`));
+      },
+    );
+    response.on('data', (chunk: Buffer) => {
+      parser.write(chunk);
+      if (!this.#isReading) {
+        response.pause();
+        this.#paused.push(() => response.resume());
+      }
+    });
+    response.once('end', () => {
+      if (sessionId === undefined) {
+        if (!this.readableEnded && !this.destroyed) this.push(null);
+      } else {
+        this.#sessions.delete(sessionId);
+      }
+    });
+    response.once('error', (error) => this.destroy(error));
+  }
+
+  #onEvent(data: string, sessionId: string | undefined): void {
+    const message = parseRouted(data);
+    if (message !== undefined) {
+      const created = resultSessionIdOf(message);
+      // Open a new session's stream at once, so that its first updates are not held on the server.
+      if (created !== undefined) void this.#openEvents(created);
+      if (sessionId !== undefined && isRequest(message)) {
+        const key = idKey(message.id);
+        if (key !== undefined) this.#answerSessions.set(key, sessionId);
+      }
+    }
+    this.#deliver(data);
+  }
+
+  #deliver(text: string): void {
+    if (this.destroyed || this.readableEnded) return;
+    if (!pushFrame(this, Buffer.from(text, 'utf8'))) this.#isReading = false;
+  }
+
+  #fetch(method: string, headers: OutgoingHttpHeaders, body?: string): Promise<HttpResult> {
+    return new Promise((resolve, reject) => {
+      const request = this.#request(
+        method,
+        headers,
+        (response) => void readText(response).then((text) => resolve({ response, body: text })),
+      );
+      request.once('error', reject);
+      request.end(body);
+    });
+  }
+
+  #request(method: string, headers: OutgoingHttpHeaders, onResponse: (response: IncomingMessage) => void) {
+    const all: OutgoingHttpHeaders = { ...this.#options.headers, ...headers };
+    if (this.#options.token !== undefined) all.Authorization = `Bearer ${this.#options.token}`;
+    const send = this.#url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const request = send(this.#url, { method, headers: all, agent: this.#agent }, onResponse);
+    this.#requests.add(request);
+    request.once('close', () => this.#requests.delete(request));
+    return request;
+  }
+}
+
+function statusError(what: string, response: IncomingMessage, body: string): HttpStatusError {
+  return new HttpStatusError(response.statusCode ?? 0, body, `the server refused the ${what}: ${response.statusCode} ${body}`.trim());
+}
+
+/** A response's text, cut to 64 MiB; never rejects. */
+function readText(response: IncomingMessage, limit = DEFAULT_MAX_PAYLOAD): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (): void => resolve(Buffer.concat(chunks).toString('utf8'));
+    response.on('data', (chunk: Buffer) => {
+      if (size < limit) chunks.push(chunk);
+      size += chunk.length;
+    });
+    response.once('end', done);
+    response.once('error', done);
+    response.once('close', done);
+  });
+}
+
+/** Options of {@link connectHttp}. */
+export interface ConnectHttpOptions extends Omit<RemoteConnectionOptions, 'heartbeat'> {
+  /** Extra headers of every request. */
+  headers?: Record<string, string>;
+  /** Sent as `Authorization: Bearer <token>` on every request. */
+  token?: string;
+  /** `https://`: certificate authorities to trust instead of the system's. */
+  ca?: string | Buffer | (string | Buffer)[];
+  /** `https://`: whether to check the server's certificate. Default `true`. */
+  rejectUnauthorized?: boolean;
+}
+
+/**
+ * A {@link Connection} to a Streamable HTTP server (`http://` or `https://`), as the official
+ * ACP SDK's `createHttpStream` speaks it.
+ *
+ * @remarks
+ * Nothing is sent until the first request, which must be `initialize`: its POST opens the
+ * connection on the server. Messages are POSTed one at a time in order; the agent's arrive on
+ * event streams. A refusal (401 token, 403 origin, 404 unknown connection) or a network failure
+ * closes the connection (`'input error'`, the {@link HttpStatusError} or network error as the
+ * cause of every pending request's `ConnectionClosedError`). `close()` DELETEs the connection.
+ * @throws TypeError or RangeError for an invalid URL or option
+ * @example
+ * ```ts
+ * const connection = connectHttp('http://127.0.0.1:4000/acp');
+ * console.log(await connection.sendRequest('initialize', { protocolVersion: 2 }));
+ * await connection.close();
+ * ```
+ */
+export function connectHttp(url: string | URL, options: ConnectHttpOptions = {}): Connection {
+  const target = new URL(url);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:')
+    throw new TypeError(`url must be http:// or https://, got ${target.protocol}`);
+  checkRemoteOptions(options);
+  const stream = new HttpClientStream(target, options);
+  return remoteConnection(stream, options);
+}

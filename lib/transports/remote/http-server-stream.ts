@@ -1,0 +1,253 @@
+/**
+ * One Streamable HTTP connection on the server, as a byte stream of NDJSON lines: POSTed messages
+ * come out of its readable side; the lines written to it are routed to the client's event
+ * streams (the connection's own, or a session's) and to the pending `initialize` POST.
+ *
+ * @packageDocumentation
+ */
+import type { ServerResponse } from 'node:http';
+import { Duplex } from 'node:stream';
+import { AcpWireError } from '../../jsonrpc/errors';
+import { EVENT_STREAM_CONTENT_TYPE, idKey, isResponse, parseRouted, resultSessionIdOf, sessionIdOf } from './http-protocol';
+import { SSE_KEEP_ALIVE, sseEvent } from './sse';
+import { pushFrame } from './websocket-stream';
+
+/** Limits of a Streamable HTTP server's connections. */
+export interface HttpServerLimits {
+  /** Outgoing bytes held for a client that has not read them yet, all its streams together. Default 64 MiB. */
+  maxBufferedBytes?: number;
+  /** A client that takes none of its held output for this long is disconnected. Default 60,000 ms. */
+  maxOutputStallMs?: number;
+}
+
+/** The client read none of its output within `maxOutputStallMs`; its connection was closed. */
+export class OutputStalledError extends AcpWireError {
+  /** Always `'OutputStalledError'`. */
+  override readonly name = 'OutputStalledError';
+  /** Always `'ACP_WIRE_OUTPUT_STALLED'`: stable, so match on it rather than on the message. */
+  readonly code = 'ACP_WIRE_OUTPUT_STALLED';
+  /** @param stallMs - the `maxOutputStallMs` limit the client exceeded */
+  constructor(
+    readonly stallMs: number,
+    options?: ErrorOptions,
+  ) {
+    super(`the client took none of its output for ${stallMs} ms`, options);
+  }
+}
+
+const KEEP_ALIVE_MS = 15_000;
+
+/** The messages waiting for one event stream, and the response that streams them when attached. */
+class Mailbox {
+  readonly queue: string[] = [];
+  receiver: ServerResponse | undefined;
+  keepAlive: NodeJS.Timeout | undefined;
+  isFull = false;
+}
+
+/**
+ * The server side of one Streamable HTTP connection.
+ *
+ * @remarks
+ * Routing follows the SDK: an answer goes to the stream its request was routed to (the session
+ * of its `Acp-Session-Id`, else the connection's); any other message to its `params.sessionId`'s
+ * session stream, else the connection's. Messages wait in memory until their stream is attached;
+ * past `maxBufferedBytes` held, writes to this stream wait (so a `Connection` stops dispatching),
+ * and if nothing is taken for `maxOutputStallMs` the stream is destroyed with an
+ * {@link OutputStalledError}.
+ *
+ * @internal
+ */
+export class HttpServerStream extends Duplex {
+  readonly connectionId: string;
+  readonly #maxBufferedBytes: number;
+  readonly #maxStallMs: number;
+  readonly #connectionBox = new Mailbox();
+  readonly #sessions = new Map<string, Mailbox>();
+  /** Client request id key → the session its answer goes to (`null`: the connection's stream). */
+  readonly #routes = new Map<string, string | null>();
+  #initialize: { key: string; resolve: (line: string | undefined) => void } | undefined;
+  #partial = '';
+  #bufferedBytes = 0;
+  #heldWrite: (() => void) | undefined;
+  #stallTimer: NodeJS.Timeout | undefined;
+  #inputWaiters: (() => void)[] = [];
+  #isInputFull = false;
+
+  constructor(connectionId: string, limits: HttpServerLimits) {
+    super({ decodeStrings: false, allowHalfOpen: true });
+    this.connectionId = connectionId;
+    this.#maxBufferedBytes = limits.maxBufferedBytes ?? 64 * 1024 * 1024;
+    this.#maxStallMs = limits.maxOutputStallMs ?? 60_000;
+  }
+
+  /** Takes one POSTed message (its JSON text); resolves once the stream can take more. */
+  accept(body: Buffer): Promise<void> {
+    if (!pushFrame(this, body)) this.#isInputFull = true;
+    if (!this.#isInputFull || this.destroyed) return Promise.resolve();
+    return new Promise((resolve) => this.#inputWaiters.push(resolve));
+  }
+
+  /** Remembers where the answer to a client request goes. */
+  routeAnswer(id: unknown, sessionId: string | null): void {
+    const key = idKey(id);
+    if (key !== undefined) this.#routes.set(key, sessionId);
+  }
+
+  /** Resolves with the answer line to the `initialize` request `id`, or `undefined` if the stream ends first. */
+  expectInitialize(id: unknown): Promise<string | undefined> {
+    return new Promise((resolve) => {
+      this.#initialize = { key: idKey(id)!, resolve };
+      this.once('close', () => resolve(undefined));
+      this.once('finish', () => resolve(undefined));
+    });
+  }
+
+  /**
+   * Attaches an event stream (a GET's response) to the connection's stream or a session's.
+   *
+   * @returns false when that stream already has a receiver (the caller answers 409)
+   */
+  attach(response: ServerResponse, sessionId: string | undefined): boolean {
+    const box = sessionId === undefined ? this.#connectionBox : this.#box(sessionId);
+    if (box.receiver) return false;
+    box.receiver = response;
+    response.writeHead(200, { 'Content-Type': EVENT_STREAM_CONTENT_TYPE, 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+    response.flushHeaders();
+    box.keepAlive = setInterval(() => box.receiver?.write(SSE_KEEP_ALIVE), KEEP_ALIVE_MS).unref();
+    response.once('close', () => {
+      if (box.receiver !== response) return;
+      clearInterval(box.keepAlive);
+      box.receiver = undefined;
+      box.isFull = false;
+    });
+    if (this.writableFinished || this.destroyed) response.end();
+    else this.#flush(box);
+    return true;
+  }
+
+  /** Ends the connection from the client's side (DELETE, or the server shutting down). */
+  closeGoingAway(): void {
+    if (!this.readableEnded) this.push(null);
+    this.#releaseInput();
+  }
+
+  override _read(): void {
+    this.#releaseInput();
+  }
+
+  override _write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    const lines = (this.#partial + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'))).split('\n');
+    this.#partial = lines.pop()!;
+    for (const line of lines) if (line !== '') this.#route(line);
+    if (this.#bufferedBytes <= this.#maxBufferedBytes) return callback();
+    this.#heldWrite = () => callback();
+    this.#armStallTimer();
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.#endReceivers(false);
+    callback();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#endReceivers(error !== null);
+    this.#initialize?.resolve(undefined);
+    this.#releaseInput();
+    callback(error);
+  }
+
+  #route(line: string): void {
+    const message = parseRouted(line);
+    if (message === undefined) return this.#deliver(this.#connectionBox, line);
+    if (isResponse(message)) {
+      const key = idKey(message.id);
+      if (key !== undefined && this.#initialize?.key === key) {
+        this.#initialize.resolve(line);
+        this.#initialize = undefined;
+        return;
+      }
+      const session = key === undefined ? undefined : this.#routes.get(key);
+      if (key !== undefined) this.#routes.delete(key);
+      // A session just created: its stream exists from now on, so its first updates wait there.
+      const created = resultSessionIdOf(message);
+      if (created !== undefined) this.#box(created);
+      return this.#deliver(session ? this.#box(session) : this.#connectionBox, line);
+    }
+    const sessionId = sessionIdOf(message);
+    this.#deliver(sessionId === undefined ? this.#connectionBox : this.#box(sessionId), line);
+  }
+
+  #box(sessionId: string): Mailbox {
+    let box = this.#sessions.get(sessionId);
+    if (!box) {
+      box = new Mailbox();
+      this.#sessions.set(sessionId, box);
+    }
+    return box;
+  }
+
+  #deliver(box: Mailbox, line: string): void {
+    box.queue.push(line);
+    this.#bufferedBytes += line.length;
+    this.#flush(box);
+  }
+
+  #flush(box: Mailbox): void {
+    const receiver = box.receiver;
+    if (!receiver || box.isFull || box.queue.length === 0) return;
+    let taken = 0;
+    while (box.queue.length > 0 && !box.isFull) {
+      const line = box.queue.shift()!;
+      taken += line.length;
+      if (!receiver.write(sseEvent(line))) {
+        box.isFull = true;
+        receiver.once('drain', () => {
+          box.isFull = false;
+          if (box.receiver === receiver) this.#flush(box);
+        });
+      }
+    }
+    this.#bufferedBytes -= taken;
+    this.#onProgress();
+  }
+
+  #onProgress(): void {
+    clearTimeout(this.#stallTimer);
+    this.#stallTimer = undefined;
+    if (this.#heldWrite === undefined) return;
+    if (this.#bufferedBytes > this.#maxBufferedBytes) return this.#armStallTimer();
+    const release = this.#heldWrite;
+    this.#heldWrite = undefined;
+    release();
+  }
+
+  #armStallTimer(): void {
+    clearTimeout(this.#stallTimer);
+    this.#stallTimer = setTimeout(() => this.destroy(new OutputStalledError(this.#maxStallMs)), this.#maxStallMs).unref();
+  }
+
+  #releaseInput(): void {
+    this.#isInputFull = false;
+    const waiters = this.#inputWaiters;
+    this.#inputWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  #endReceivers(isFailure: boolean): void {
+    clearTimeout(this.#stallTimer);
+    for (const box of [this.#connectionBox, ...this.#sessions.values()]) {
+      clearInterval(box.keepAlive);
+      const receiver = box.receiver;
+      box.receiver = undefined;
+      if (!receiver) continue;
+      if (isFailure) {
+        receiver.destroy();
+        continue;
+      }
+      // The last answers go out before the stream ends.
+      for (const line of box.queue.splice(0)) receiver.write(sseEvent(line));
+      receiver.end();
+    }
+  }
+}

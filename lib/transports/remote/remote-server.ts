@@ -1,0 +1,281 @@
+/**
+ * The network server: WebSocket upgrades and Streamable HTTP on one path of one HTTP server,
+ * behind the origin and token checks. Each client is its own byte stream (and `Connection`).
+ *
+ * @packageDocumentation
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Connection } from '../../connection/connection';
+import { defaultLogger } from '../../support/logger';
+import { HttpStreamServer, HEADER_CONNECTION_ID, type HttpServerLimits } from './http-server';
+import {
+  DEFAULT_HOST,
+  DEFAULT_MAX_PAYLOAD,
+  DEFAULT_PATH,
+  checkAccess,
+  checkAccessOptions,
+  checkPath,
+  checkPort,
+  pathOf,
+  type AccessOptions,
+} from './limits';
+import { checkMaxCount, peerOf } from '../../server/bounds';
+import { checkRemoteOptions, remoteConnection, webSocketStream, type RemoteConnectionOptions } from './websocket';
+
+/** A network transport a {@link listenRemote} server offers. */
+export type RemoteTransport = 'websocket' | 'http';
+
+/** Options of {@link listenRemote} and {@link listenRemoteStreams}. */
+export interface RemoteServerOptions extends RemoteConnectionOptions, AccessOptions, HttpServerLimits {
+  /** The address to bind. Default `127.0.0.1` (this machine only); `0.0.0.0` or `::` for every interface. */
+  host?: string;
+  /** The port; `0` (default) picks a free one. */
+  port?: number;
+  /** The path clients connect to. Default `/acp`. */
+  path?: string;
+  /** The transports offered. Default both: WebSocket upgrades and Streamable HTTP on the same path. */
+  transports?: readonly RemoteTransport[];
+  /**
+   * How many clients are connected at once. A new client beyond that (a WebSocket upgrade, or a
+   * Streamable HTTP `initialize` POST) is refused **503** before any stream exists, with a `warn`
+   * line on `logger` naming its peer. An integer of at least 1, or `Infinity` (default).
+   */
+  maxClients?: number;
+}
+
+/** Who a new remote client is. */
+export interface RemoteClientInfo {
+  /** The transport the client uses. */
+  readonly transport: RemoteTransport;
+  /** The request that opened it: the WebSocket upgrade, or the Streamable HTTP `initialize` POST. */
+  readonly request: IncomingMessage;
+  /** A fresh UUID; sent as `Acp-Connection-Id` (in the 101 response too). */
+  readonly connectionId: string;
+}
+
+/** A listening network server. */
+export interface RemoteListener {
+  /** The bound address. */
+  readonly host: string;
+  /** The port it listens on (useful with port 0). */
+  readonly port: number;
+  /** The WebSocket URL clients use, e.g. `ws://127.0.0.1:4000/acp`. */
+  readonly url: string;
+  /** The Streamable HTTP URL, e.g. `http://127.0.0.1:4000/acp`. */
+  readonly httpUrl: string;
+  /** The underlying HTTP server. */
+  readonly server: Server;
+  /** Number of clients connected now. */
+  readonly clientCount: number;
+  /** Stops listening, closes every client (WebSocket close 1001) and resolves once every socket is gone. */
+  close(): Promise<void>;
+  /** Same as {@link RemoteListener.close}. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** How long a closing WebSocket may take to finish its close handshake before it is cut. */
+const CLOSE_GRACE_MS = 2000;
+
+/**
+ * Listens for remote clients and hands each one over as a byte stream of NDJSON lines (one per
+ * message), e.g. to pipe it into an agent process's stdio.
+ *
+ * @remarks
+ * Safe by default: binds `127.0.0.1` unless `host` is given; a request with an `Origin` header
+ * that is not in `allowedOrigins` is refused 403 and one without the right bearer token (when
+ * `token` is set) 401, before any stream exists; another path is 404; a client beyond
+ * `maxClients` is 503. Destroying the stream closes that client.
+ * @throws TypeError or RangeError for an invalid option
+ * @returns resolves once listening; rejects with the listen error (e.g. EADDRINUSE)
+ */
+export async function listenRemoteStreams(
+  options: RemoteServerOptions,
+  onStream: (stream: Duplex, info: RemoteClientInfo) => void,
+): Promise<RemoteListener> {
+  const host = options.host ?? DEFAULT_HOST;
+  const path = options.path ?? DEFAULT_PATH;
+  const transports = options.transports ?? ['websocket', 'http'];
+  const maxClients = checkMaxCount('maxClients', options.maxClients ?? Number.POSITIVE_INFINITY);
+  checkPort(options.port ?? 0);
+  checkPath(path);
+  checkAccessOptions(options);
+  checkRemoteOptions(options);
+  if (!Array.isArray(transports) || transports.length === 0 || transports.some((t) => t !== 'websocket' && t !== 'http')) {
+    throw new TypeError('transports must list "websocket" and/or "http"');
+  }
+  const streams = new Set<Duplex>();
+  const track = (stream: Duplex, info: RemoteClientInfo): void => {
+    streams.add(stream);
+    stream.once('close', () => streams.delete(stream));
+    onStream(stream, info);
+  };
+  const logger = options.logger ?? defaultLogger('server');
+  const admitClient = (request: IncomingMessage): boolean => {
+    if (streams.size < maxClients) return true;
+    logger.log('warn', `refused a client from ${peerOf(request.socket)}: client limit reached (${streams.size} open)`);
+    return false;
+  };
+  const http = transports.includes('http') ? new HttpStreamServer(options, track, admitClient) : undefined;
+  const wss = transports.includes('websocket') ? webSocketServer(options, track) : undefined;
+  const server = createServer();
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (!admit(request, response, options, path)) return;
+    if (http) return http.handle(request, response);
+    refuse(response, 426, 'Upgrade Required: this server speaks WebSocket only');
+  });
+  server.on('upgrade', (request: IncomingMessage, socket: Socket, head: Buffer) => {
+    if (pathOf(request.url) !== path) return refuseUpgrade(socket, 404, 'Not Found');
+    const refusal = checkAccess(request.headers, options);
+    if (refusal) return refuseUpgrade(socket, refusal.status, refusal.reason);
+    if (!wss) return refuseUpgrade(socket, 404, 'This server speaks Streamable HTTP only');
+    if (!admitClient(request)) return refuseUpgrade(socket, 503, 'Too many clients');
+    wss.accept(request, socket, head);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.removeListener('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const authority = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  const close = async (): Promise<void> => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    http?.close();
+    await Promise.all([...streams].map(closeStream));
+    server.closeAllConnections();
+    await closed;
+  };
+  return {
+    host,
+    port,
+    url: `ws://${authority}${path}`,
+    httpUrl: `http://${authority}${path}`,
+    server,
+    get clientCount() {
+      return streams.size;
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+/**
+ * Listens for remote clients (WebSocket and Streamable HTTP); `onConnection` receives one
+ * {@link Connection} per client, with its own state.
+ *
+ * @remarks
+ * See {@link listenRemoteStreams} for what is refused. Each WebSocket is one connection; each
+ * Streamable HTTP connection (from its `initialize` POST to its `DELETE`) is one connection.
+ * Closing the listener closes every connection: their pending requests reject with
+ * `ConnectionClosedError`.
+ * @throws TypeError or RangeError for an invalid option
+ * @returns resolves once listening; rejects with the listen error (e.g. EADDRINUSE)
+ * @example
+ * ```ts
+ * const listener = await listenRemote({ port: 4000, token: process.env.ACP_TOKEN }, (connection) => serveMyAgent(connection));
+ * console.log(`listening ${listener.url}`); // ws://127.0.0.1:4000/acp
+ * ```
+ */
+export async function listenRemote(
+  options: RemoteServerOptions,
+  onConnection: (connection: Connection, info: RemoteClientInfo) => void,
+): Promise<RemoteListener> {
+  const connections = new Set<Connection>();
+  const listener = await listenRemoteStreams(options, (stream, info) => {
+    const connection = remoteConnection(stream, options);
+    connections.add(connection);
+    connection.once('close', () => connections.delete(connection));
+    onConnection(connection, info);
+  });
+  const close = async (): Promise<void> => {
+    // Connections first: their queued answers are flushed before the sockets close.
+    await Promise.all([...connections].map((connection) => connection.close()));
+    await listener.close();
+  };
+  return Object.defineProperties(
+    { ...listener, close, [Symbol.asyncDispose]: close },
+    {
+      clientCount: { get: () => listener.clientCount, enumerable: true },
+    },
+  );
+}
+
+/** Answers 404/401/403 (and CORS preflights) itself; returns whether the request may go on. */
+function admit(request: IncomingMessage, response: ServerResponse, options: AccessOptions, path: string): boolean {
+  if (pathOf(request.url) !== path) return (void refuse(response, 404, 'Not Found'), false);
+  const refusal = checkAccess(request.headers, options);
+  if (refusal) return (void refuse(response, refusal.status, refusal.reason), false);
+  const origin = request.headers.origin;
+  if (origin !== undefined) {
+    // Only an allowed origin gets here: let its page read the answers and our headers.
+    response.setHeader('Access-Control-Allow-Origin', origin);
+    response.setHeader('Vary', 'Origin');
+    response.setHeader('Access-Control-Expose-Headers', `${HEADER_CONNECTION_ID}, Acp-Session-Id`);
+  }
+  if (request.method === 'OPTIONS') {
+    response.setHeader('Access-Control-Allow-Methods', 'GET, POST, DELETE');
+    response.setHeader('Access-Control-Allow-Headers', `Content-Type, Authorization, Accept, ${HEADER_CONNECTION_ID}, Acp-Session-Id`);
+    response.writeHead(204).end();
+    return false;
+  }
+  return true;
+}
+
+/** Ends a response with a status and a short text body. */
+export function refuse(response: ServerResponse, status: number, text: string): void {
+  if (response.headersSent) return void response.destroy();
+  response.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) }).end(text);
+}
+
+function refuseUpgrade(socket: Socket, status: number, text: string): void {
+  const statusText: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 503: 'Service Unavailable' };
+  socket.on('error', () => {});
+  socket.end(
+    `HTTP/1.1 ${status} ${statusText[status] ?? 'Error'}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+  );
+}
+
+/** The WebSocket side: completes admitted upgrades and hands each socket over as a stream. */
+function webSocketServer(options: RemoteServerOptions, onStream: (stream: Duplex, info: RemoteClientInfo) => void) {
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: options.maxPayload ?? DEFAULT_MAX_PAYLOAD,
+    perMessageDeflate: false,
+    clientTracking: false,
+  });
+  const ids = new WeakMap<IncomingMessage, string>();
+  wss.on('headers', (headers, request) => {
+    const id = ids.get(request);
+    if (id !== undefined) headers.push(`${HEADER_CONNECTION_ID}: ${id}`);
+  });
+  return {
+    accept(request: IncomingMessage, socket: Socket, head: Buffer): void {
+      const connectionId = randomUUID();
+      ids.set(request, connectionId);
+      wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
+        onStream(webSocketStream(ws, socket, options), { transport: 'websocket', request, connectionId });
+      });
+    },
+  };
+}
+
+/** Ends a client's stream (a WebSocket gets a 1001 close) and resolves once it is gone, cutting it after a grace period. */
+function closeStream(stream: Duplex): Promise<void> {
+  if (stream.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => stream.destroy(), CLOSE_GRACE_MS);
+    stream.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    if ('closeGoingAway' in stream && typeof stream.closeGoingAway === 'function') stream.closeGoingAway();
+    else stream.end();
+  });
+}

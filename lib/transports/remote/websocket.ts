@@ -1,0 +1,168 @@
+/**
+ * Connections over WebSocket (the `ws` package): one JSON-RPC message per text frame.
+ *
+ * @packageDocumentation
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import WebSocket from 'ws';
+import { Connection, type ConnectionOptions } from '../../connection/connection';
+import { HttpStatusError } from './errors';
+import { checkHeartbeat, type HeartbeatOptions } from './heartbeat';
+import { DEFAULT_MAX_PAYLOAD, checkPositiveInteger } from './limits';
+import { WebSocketStream } from './websocket-stream';
+
+/** Options of a connection over a network transport (WebSocket or Streamable HTTP). */
+export interface RemoteConnectionOptions extends Omit<ConnectionOptions, 'maxLineBytes' | 'endOutputOnClose'> {
+  /**
+   * The largest accepted message in bytes. Default 64 MiB (the line limit over stdio). Over
+   * WebSocket a larger frame closes the socket with code 1009.
+   */
+  maxPayload?: number;
+  /**
+   * WebSocket only: ping every `intervalMs` (default 30 s) and close when the peer stays silent
+   * `timeoutMs` (default 10 s) after a ping; `false` turns the heartbeat off.
+   */
+  heartbeat?: HeartbeatOptions | false;
+}
+
+/** Options of {@link connectWebSocket}. */
+export interface ConnectWebSocketOptions extends RemoteConnectionOptions {
+  /** Extra headers of the upgrade request (e.g. a cookie or a proxy's own auth). */
+  headers?: Record<string, string>;
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string;
+  /** Give up when the handshake has not completed after this many ms. Default 30,000. */
+  handshakeTimeoutMs?: number;
+  /** Aborts the connection attempt (not the connection once open: close it instead). */
+  signal?: AbortSignal;
+  /** `wss://`: certificate authorities to trust instead of the system's (e.g. a self-signed server's). */
+  ca?: string | Buffer | (string | Buffer)[];
+  /** `wss://`: whether to check the server's certificate. Default `true`. */
+  rejectUnauthorized?: boolean;
+}
+
+/** Validates the options shared by WebSocket clients and servers. @throws TypeError or RangeError naming the option */
+export function checkRemoteOptions(options: RemoteConnectionOptions): void {
+  checkPositiveInteger('maxPayload', options.maxPayload);
+  checkHeartbeat(options.heartbeat);
+}
+
+/**
+ * Wraps an open `ws` WebSocket as a byte stream of NDJSON lines (one per text frame).
+ *
+ * @internal
+ */
+export function webSocketStream(ws: WebSocket, socket: Socket, options: RemoteConnectionOptions): WebSocketStream {
+  return new WebSocketStream(ws, socket, { heartbeat: options.heartbeat });
+}
+
+/**
+ * Runs a {@link Connection} over a byte stream of a network transport; the stream is destroyed
+ * once the connection has closed and flushed.
+ *
+ * @internal
+ */
+export function remoteConnection(stream: Duplex, options: RemoteConnectionOptions): Connection {
+  const { maxPayload, heartbeat: _heartbeat, ...connectionOptions } = options;
+  const connection = new Connection(stream, stream, { ...connectionOptions, maxLineBytes: maxPayload ?? DEFAULT_MAX_PAYLOAD });
+  connection.once('close', () => {
+    void connection.close().then(() => stream.destroy());
+  });
+  return connection;
+}
+
+/**
+ * Connects to a WebSocket server (`ws://` or `wss://`) and runs a {@link Connection} over it.
+ *
+ * @remarks
+ * Each JSON-RPC message is one text frame. The connection closes when the server closes the
+ * socket, the TCP connection drops, or the heartbeat finds the server gone: pending requests then
+ * reject with `ConnectionClosedError`, whose `cause` is a `WebSocketCloseError` or
+ * `HeartbeatTimeoutError` when the end was not a normal close. `connection.close()` sends a 1000
+ * close frame after everything written before.
+ * @throws TypeError or RangeError for an invalid URL or option
+ * @returns resolves once the socket is open; rejects with an {@link HttpStatusError} when the
+ * server refuses the upgrade (401 wrong token, 403 origin refused, 404 wrong path), or with the
+ * network error (e.g. ECONNREFUSED)
+ * @example
+ * ```ts
+ * const connection = await connectWebSocket('ws://127.0.0.1:4000/acp', { token: process.env.ACP_TOKEN });
+ * console.log(await connection.sendRequest('initialize', { protocolVersion: 2 }));
+ * await connection.close();
+ * ```
+ */
+export function connectWebSocket(url: string | URL, options: ConnectWebSocketOptions = {}): Promise<Connection> {
+  const target = new URL(url);
+  if (target.protocol !== 'ws:' && target.protocol !== 'wss:') throw new TypeError(`url must be ws:// or wss://, got ${target.protocol}`);
+  checkRemoteOptions(options);
+  checkPositiveInteger('handshakeTimeoutMs', options.handshakeTimeoutMs);
+  options.signal?.throwIfAborted();
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token !== undefined) headers.Authorization = `Bearer ${options.token}`;
+  const ws = new WebSocket(target, {
+    headers,
+    maxPayload: options.maxPayload ?? DEFAULT_MAX_PAYLOAD,
+    handshakeTimeout: options.handshakeTimeoutMs ?? 30_000,
+    perMessageDeflate: false,
+    followRedirects: false,
+    ca: options.ca,
+    rejectUnauthorized: options.rejectUnauthorized,
+  });
+  return new Promise<Connection>((resolve, reject) => {
+    let socket: Socket | undefined;
+    const fail = (error: unknown): void => {
+      cleanup();
+      ws.on('error', ignore);
+      ws.terminate();
+      reject(error);
+    };
+    const onAbort = (): void => fail(options.signal!.reason);
+    const onError = (error: Error): void => fail(error);
+    const onUpgrade = (response: IncomingMessage): void => {
+      socket = response.socket as Socket;
+    };
+    const onUnexpected = (_request: unknown, response: IncomingMessage): void => {
+      void readBody(response).then((body) =>
+        fail(
+          new HttpStatusError(response.statusCode ?? 0, body, `the server refused the WebSocket upgrade: ${response.statusCode} ${body}`),
+        ),
+      );
+    };
+    const onOpen = (): void => {
+      cleanup();
+      resolve(remoteConnection(webSocketStream(ws, socket!, options), options));
+    };
+    const cleanup = (): void => {
+      options.signal?.removeEventListener('abort', onAbort);
+      ws.removeListener('error', onError);
+      ws.removeListener('upgrade', onUpgrade);
+      ws.removeListener('unexpected-response', onUnexpected);
+      ws.removeListener('open', onOpen);
+    };
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    ws.on('error', onError);
+    ws.on('upgrade', onUpgrade);
+    ws.on('unexpected-response', onUnexpected);
+    ws.on('open', onOpen);
+  });
+}
+
+/** The text of a (small) response body, cut to 8 KiB; never rejects. */
+export function readBody(response: IncomingMessage, limit = 8192): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (): void => resolve(Buffer.concat(chunks).toString('utf8'));
+    response.on('data', (chunk: Buffer) => {
+      if (size < limit) chunks.push(chunk.subarray(0, limit - size));
+      size += chunk.length;
+    });
+    response.once('end', done);
+    response.once('error', done);
+    response.once('close', done);
+  });
+}
+
+function ignore(): void {}

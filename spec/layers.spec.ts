@@ -1,0 +1,41 @@
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { arrowsOf, layersFromTable, libraryArrows, moduleFolders, sourceFiles, upwardArrows } from './helpers/layers';
+
+const ROOT = join(__dirname, '..');
+const layers = layersFromTable(readFileSync(join(ROOT, 'docs', 'design-notes.md'), 'utf8'));
+
+describe('The layers of lib/', () => {
+  it('lib/ itself holds only index.ts: every other module sits in a layer folder', () => {
+    const top = sourceFiles(ROOT, 'lib').filter((file) => file.split('/').length === 2);
+    expect(top).to.deep.equal(['lib/index.ts']);
+  });
+
+  it('the layers table of docs/design-notes.md has one row per folder of lib/, and no other row', () => {
+    expect(layers.length, 'rows in the table').to.be.greaterThan(5);
+    expect([...layers].sort()).to.deep.equal(moduleFolders(sourceFiles(ROOT, 'lib')));
+  });
+
+  it('no module imports from a folder above its own', () => {
+    const broken = upwardArrows(layers, libraryArrows(ROOT)).map(({ from, specifier }) => `${from} imports ${specifier}`);
+    expect(broken).to.deep.equal([]);
+  });
+
+  it('the check sees an upward import, a dynamic import and a require, and allows imports within a folder', () => {
+    const text = [
+      "import { Connection } from '../connection/connection';",
+      "import type { AcpClient } from '../acp/client';",
+      "const lazy = () => import('../chain/proxy');",
+      "const required = require('../cli/main');",
+      "import { encodeJson } from './ndjson';",
+    ].join('\n');
+    const found = upwardArrows(layers, arrowsOf(ROOT, 'lib/framing/example.ts', text)).map(({ specifier }) => specifier);
+    expect(found).to.deep.equal(['../connection/connection', '../acp/client', '../chain/proxy', '../cli/main']);
+  });
+
+  it('an import into a folder the table does not list breaks the layering', () => {
+    const found = upwardArrows(layers, arrowsOf(ROOT, 'lib/acp/example.ts', "import { x } from '../misc/x';"));
+    expect(found.map(({ toFolder }) => toFolder)).to.deep.equal(['lib/misc/']);
+  });
+});
