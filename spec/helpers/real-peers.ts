@@ -1,6 +1,6 @@
 /**
  * Helpers for the specs that drive real ACP peers installed from npm (codex-acp, claude-code-acp,
- * acpx): where they are, a throwaway `$HOME` for each run, readers of their streams, and the
+ * claude-agent-acp, acpx) into the private package spec/real-peers/: where they are, a throwaway `$HOME` for each run, readers of their streams, and the
  * processes a run left behind.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -8,18 +8,24 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import type { AcpClient, PromptTurn, SessionUpdate } from '../../lib';
 import { LineReader } from './lines';
 import { liveProcesses } from './process-table';
 import { ROOT } from './processes';
 
-const modules = join(ROOT, 'node_modules');
+/** The private package holding the real peers (`npm run test:real-peers` installs it). */
+export const REAL_PEERS_PACKAGE = join(ROOT, 'spec', 'real-peers');
 
-/** The entry points of the real peers (exact devDependencies). */
+const modules = join(REAL_PEERS_PACKAGE, 'node_modules');
+
+/** The entry points of the real peers (exact dependencies of spec/real-peers/package.json). */
 export const REAL_PEERS = {
   /** `@zed-industries/codex-acp`'s launcher script: it starts the native binary and waits for it. */
   codexAcp: join(modules, '@zed-industries', 'codex-acp', 'bin', 'codex-acp.js'),
   /** `@zed-industries/claude-code-acp`'s agent. */
   claudeCodeAcp: join(modules, '@zed-industries', 'claude-code-acp', 'dist', 'index.js'),
+  /** `@zed-industries/claude-agent-acp`'s agent (claude-code-acp's maintained successor). */
+  claudeAgentAcp: join(modules, '@zed-industries', 'claude-agent-acp', 'dist', 'index.js'),
   /** acpx's command line. */
   acpx: join(modules, 'acpx', 'dist', 'cli.js'),
 } as const;
@@ -32,7 +38,7 @@ export function installedVersion(name: string): string {
 /** Throws a clear error unless the real peers are installed (the build comes from `useBuild()`). */
 export function requireRealPeers(): void {
   for (const file of Object.values(REAL_PEERS)) {
-    if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm ci\` first`);
+    if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run test:real-peers\` (it installs spec/real-peers/)`);
   }
 }
 
@@ -70,7 +76,12 @@ const PEER_VARIABLES = [
   'CODEX_HOME',
   'CODEX_API_KEY',
   'ANTHROPIC_API_KEY',
+  'ANTHROPIC_BASE_URL',
+  'ANTHROPIC_AUTH_TOKEN',
   'CLAUDE_CONFIG_DIR',
+  // Set to anything but 1, it makes the claude agents pass --dangerously-skip-permissions, which the
+  // Claude Code CLI refuses as root: every session/new then fails.
+  'IS_SANDBOX',
 ];
 
 /** Creates a home directory under the system's temp directory. */
@@ -122,4 +133,36 @@ export function processesWithHome(home: TempHome): number[] {
       return []; // ended while we looked, or not ours to read
     }
   });
+}
+
+/** The text of a turn's `agent_message_chunk` updates. */
+export function textOf(updates: readonly SessionUpdate[]): string {
+  return updates
+    .map((update) => {
+      if (update.sessionUpdate !== 'agent_message_chunk') return '';
+      const content = update.content as { type?: unknown; text?: unknown };
+      return content.type === 'text' && typeof content.text === 'string' ? content.text : '';
+    })
+    .join('');
+}
+
+/** Sends a prompt and collects its updates; `firstText` resolves with the first text chunk. */
+export function promptAndCollect(
+  client: AcpClient,
+  sessionId: string,
+  text: string,
+): { turn: PromptTurn; updates: SessionUpdate[]; firstText: Promise<void> } {
+  const updates: SessionUpdate[] = [];
+  let onFirstText!: () => void;
+  const firstText = new Promise<void>((resolve) => (onFirstText = resolve));
+  const turn = client.prompt(
+    { sessionId, prompt: [{ type: 'text', text }] },
+    {
+      onUpdate: (update) => {
+        updates.push(update);
+        if (textOf([update]) !== '') onFirstText();
+      },
+    },
+  );
+  return { turn, updates, firstText };
 }

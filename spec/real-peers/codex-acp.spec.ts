@@ -5,19 +5,22 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { AcpClient, spawnConnection, type ChildConnection, type PromptTurn, type SessionUpdate } from '../../lib';
+import { AcpClient, spawnConnection, type ChildConnection } from '../../lib';
 import { HOLD_MARKER, startFakeModelServer, type FakeModelServer } from '../fixtures/fake-model-server';
 import type { LineReader } from '../helpers/lines';
 import { descendants, isRunning } from '../helpers/process-table';
 import { CLI, PASSTHROUGH_PROXY, ROOT, useBuild } from '../helpers/processes';
 import {
   REAL_PEERS,
+  REAL_PEERS_PACKAGE,
   commandLine,
   installedVersion,
   makeTempHome,
   peerReader,
   processesWithHome,
+  promptAndCollect,
   requireRealPeers,
+  textOf,
   writeCodexConfig,
   type TempHome,
 } from '../helpers/real-peers';
@@ -59,38 +62,6 @@ const ROUTES: readonly Route[] = [
   },
 ];
 
-/** The text of a turn's `agent_message_chunk` updates. */
-function textOf(updates: readonly SessionUpdate[]): string {
-  return updates
-    .map((update) => {
-      if (update.sessionUpdate !== 'agent_message_chunk') return '';
-      const content = update.content as { type?: unknown; text?: unknown };
-      return content.type === 'text' && typeof content.text === 'string' ? content.text : '';
-    })
-    .join('');
-}
-
-/** Sends a prompt and collects its updates; `firstText` resolves with the first text chunk. */
-function promptAndCollect(
-  client: AcpClient,
-  sessionId: string,
-  text: string,
-): { turn: PromptTurn; updates: SessionUpdate[]; firstText: Promise<void> } {
-  const updates: SessionUpdate[] = [];
-  let onFirstText!: () => void;
-  const firstText = new Promise<void>((resolve) => (onFirstText = resolve));
-  const turn = client.prompt(
-    { sessionId, prompt: [{ type: 'text', text }] },
-    {
-      onUpdate: (update) => {
-        updates.push(update);
-        if (textOf([update]) !== '') onFirstText();
-      },
-    },
-  );
-  return { turn, updates, firstText };
-}
-
 /** The lines of `lines` that answer request `id` (a result or an error). */
 function answersTo(lines: readonly string[], id: number): unknown[] {
   return lines
@@ -119,7 +90,8 @@ describe(`codex-acp ${installedVersion('@zed-industries/codex-acp')} (real agent
         await writeCodexConfig(home, server.baseUrl);
         const [command, ...args] = route.argv;
         peer = spawnConnection(command!, args, {
-          cwd: ROOT,
+          // `npx --no-install codex-acp` finds codex-acp in the nested package's node_modules/.bin.
+          cwd: REAL_PEERS_PACKAGE,
           env: home.env({
             OPENAI_API_KEY: 'sk-fake-key-for-a-local-server',
             npm_config_offline: 'true',

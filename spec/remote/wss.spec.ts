@@ -1,18 +1,20 @@
 /**
- * connectWebSocket() over TLS (`wss://`) against a server with a self-signed certificate made by
- * the test with openssl: trusted through `ca`, refused without it.
+ * connectWebSocket() over TLS (`wss://`) against a server with a self-signed certificate for
+ * 127.0.0.1 (spec/fixtures/tls/, a test-only key valid for a century): trusted through `ca`,
+ * refused without it. A fixture, not openssl at test time: `npm test` needs only Node and npm.
  */
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebSocketServer } from 'ws';
 import { connectWebSocket } from '../../lib';
 import { rejectionOf } from '../helpers/async';
 import { expectTcpHandles, tcpHandles } from './remote-helpers';
+
+/** The test certificate and its key (made once with `openssl req -x509 -newkey rsa:2048 -nodes -days 36500 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1`). */
+const TLS_FIXTURES = join(__dirname, '..', 'fixtures', 'tls');
 
 describe('connectWebSocket() over wss://', () => {
   let cert: string;
@@ -20,37 +22,9 @@ describe('connectWebSocket() over wss://', () => {
   let port: number;
   let baseline: number;
 
-  before(function () {
-    this.timeout(30_000);
-    const dir = mkdtempSync(join(tmpdir(), 'acp-wire-tls-'));
-    try {
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'rsa:2048',
-          '-nodes',
-          '-subj',
-          '/CN=127.0.0.1',
-          '-addext',
-          'subjectAltName=IP:127.0.0.1',
-          '-days',
-          '1',
-          '-keyout',
-          join(dir, 'key.pem'),
-          '-out',
-          join(dir, 'cert.pem'),
-        ],
-        { stdio: 'ignore' },
-      );
-      cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
-      const key = readFileSync(join(dir, 'key.pem'), 'utf8');
-      server = createServer({ cert, key });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  before(() => {
+    cert = readFileSync(join(TLS_FIXTURES, 'cert.pem'), 'utf8');
+    server = createServer({ cert, key: readFileSync(join(TLS_FIXTURES, 'key.pem'), 'utf8') });
     // A raw JSON-RPC echo over TLS: one message per frame, answered with its params.
     const wss = new WebSocketServer({ server });
     wss.on('connection', (ws) => {

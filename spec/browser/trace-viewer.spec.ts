@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { RpcError, TraceStore, serveTraceViewer, type JsonObject, type TraceViewer } from '../../lib';
-import { AGENT_COMMAND, CLIENT_INIT, PASSTHROUGH_COMMAND, ROOT, ensureBuilt, startTracedChain, tempDir } from './helpers';
+import { AGENT_COMMAND, CLIENT_INIT, PASSTHROUGH_COMMAND, ROOT, ensureBuilt, startTracedChain, tempDir } from '../trace/helpers';
 import { CHROMIUM, CHROMIUM_FLAGS } from '../helpers/chromium';
 
 const ARTIFACTS = join(ROOT, 'test-artifacts');
