@@ -169,3 +169,26 @@ export { OutputStalledError } from './transports/remote/http-server-stream';
 export type { HttpServerLimits } from './transports/remote/http-server-stream';
 export { connectUrl, isPeerUrl } from './transports/url';
 export type { ConnectUrlOptions } from './transports/url';
+
+// MCP-over-ACP: MCP servers provided and called through the ACP connection.
+export {
+  MCP_MESSAGE_METHOD,
+  MCP_PROTOCOL_VERSION,
+  McpBindingErrorCode,
+  isMcpServerDeclaration,
+  mcpTransportsOf,
+  parseMcpEnvelope,
+  parseMcpOutcome,
+  withAcpMcpTransport,
+  withMcpRequestMeta,
+  type McpCallerIdentity,
+  type McpClientInfo,
+  type McpEnvelope,
+  type McpError,
+  type McpOutcome,
+  type McpServerDeclaration,
+  type McpTransports,
+} from './mcp/protocol';
+export { McpProvider, McpServerIdTakenError, McpServerRegistration, type McpNotificationSink, type McpServerOptions } from './mcp/provider';
+export { McpProtocolError, type McpRequestContext, type McpRequestHandler } from './mcp/request-run';
+export { McpCaller, type McpCallOptions, type McpNotification, type McpRequestTarget } from './mcp/caller';

@@ -21,6 +21,8 @@ import { Router, type NotificationHandler, type RequestHandler } from '../reques
 import { sendProxiedMessageTo } from './forwarding';
 import { InitializeGate, type InitializeState } from '../acp/initialize';
 import { successorTarget, unwrapSuccessor, type MessageTarget } from './successor';
+import type { McpProvider } from '../mcp/provider';
+import { MCP_MESSAGE_METHOD, parseMcpEnvelope } from '../mcp/protocol';
 
 /**
  * Handles one request that came from the proxy's successor, unwrapped from its envelope.
@@ -143,6 +145,21 @@ export class ProxyComponent {
   /** Handles every notification from the successor that no method handler claims, instead of forwarding it. */
   onAnySuccessorNotification(handler: NotificationHandler): Disposable {
     return this.#fromSuccessor.onAnyNotification(handler);
+  }
+
+  /**
+   * Answers the `mcp/message` requests from the successor that name one of `provider`'s servers,
+   * and forwards every other one to the client direction unchanged (only the hop's id changes):
+   * the MCP servers this proxy gives the agent. Their notifications go to the successor.
+   *
+   * @returns the registration (dispose it to forward every `mcp/message` again)
+   */
+  serveMcp(provider: McpProvider): Disposable {
+    return this.onSuccessorRequest(MCP_MESSAGE_METHOD, (params, responder) => {
+      const envelope = parseMcpEnvelope(params);
+      const answer = envelope && provider.answer(envelope, responder, this.successor);
+      return answer ?? sendProxiedMessageTo(this.client, params, responder, MCP_MESSAGE_METHOD);
+    });
   }
 
   readonly #forwardInitialize: RequestHandler = (params, responder) =>
