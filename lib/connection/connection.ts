@@ -142,7 +142,10 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       // The flush of a request's line runs after the job that sent it: see registerUnlessConsumed.
       flushing: lookAfterSendingJobs,
     });
-    this.#inbound = { isClosing: false, finish: (req, result, error) => this.#finish(req, result, error) };
+    this.#inbound = {
+      isClosing: () => this.#closeReason !== undefined,
+      finish: (req, result, error) => this.#finish(req, result, error),
+    };
     this.#outbound = {
       publish: (req) => this.#publish(req),
       sendCancel: (id) => this.#sendCancel(id),
@@ -440,7 +443,6 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   #shutdown(reason: CloseReason, error?: Error): Promise<void> {
     if (this.#closed) return this.#closed;
     this.#closeReason = reason;
-    (this.#inbound as { isClosing: boolean }).isClosing = true;
     this.#reader.detach();
     const closedError = new ConnectionClosedError(reason, undefined, error && { cause: error });
     this.#inflight.abandonAll(closedError);

@@ -19,7 +19,7 @@ const PEER_CANCELLED: RpcError = Object.freeze(peerRpcError(ErrorCode.RequestCan
 /** What an {@link InboundRequest} needs from its connection. @internal */
 export interface InboundWire {
   /** Whether the connection is closing or closed: nothing is sent any more. */
-  readonly isClosing: boolean;
+  isClosing(): boolean;
   /** Sends the response and forgets the request. */
   finish(request: InboundRequest, result: JsonValue | undefined, error: ErrorObject | undefined): void;
 }
@@ -157,12 +157,12 @@ export class InboundRequest implements DropTarget {
   handlerFinished(responder: object): void {
     switch (this.#state) {
       case 'running':
-        if (this.wire.isClosing) return this.abandon(undefined);
+        if (this.wire.isClosing()) return this.abandon(undefined);
         registerAtEndOfTurn(responder, this);
         this.#state = 'held';
         return idleCollector.holdOpen();
       case 'awaiting-handler':
-        if (this.wire.isClosing) return this.abandon(undefined);
+        if (this.wire.isClosing()) return this.abandon(undefined);
         this.#state = 'held';
         return idleCollector.holdOpen();
       case 'running-disposed':
@@ -230,7 +230,7 @@ export class InboundRequest implements DropTarget {
   }
 
   #answerAutomatically(): void {
-    if (this.wire.isClosing) return this.abandon(undefined);
+    if (this.wire.isClosing()) return this.abandon(undefined);
     this.deliver(undefined, this.droppedError());
   }
 
