@@ -53,7 +53,7 @@ import { lookAfterSendingJobs } from '../gc/drop-registration';
 import { registerConnectionHooks, type RequestGate } from './connection-hooks';
 
 // The ACP layer and the transports reach a connection's internals through these (see connection-hooks.ts).
-export { closeConnection, setRequestGate, type RequestGate } from './connection-hooks';
+export { closeConnection, setRequestGate, type GateVerdict, type RequestGate } from './connection-hooks';
 
 /** Options of a {@link Connection}. */
 export interface ConnectionOptions {
@@ -360,10 +360,11 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   }
 
   #dispatchRequest(message: RequestMessage, line: string): void {
-    const request = new InboundRequest(message.id, message.method, this.#inbound);
-    if (typeof message.id === 'number') request.rawId = rawIdText(line, message.id);
-    const refusal = this.#gate?.(request, message);
-    if (refusal) return request.deliver(undefined, refusal);
+    const rawId = typeof message.id === 'number' ? rawIdText(line, message.id) : undefined;
+    const verdict = this.#gate?.(message);
+    const onAnswer = verdict !== undefined && 'onAnswer' in verdict ? verdict.onAnswer : undefined;
+    const request = new InboundRequest(message.id, message.method, this.#inbound, rawId, onAnswer);
+    if (verdict !== undefined && 'refuse' in verdict) return request.deliver(undefined, verdict.refuse);
     const handler = this.#router.requestHandler(message.method);
     if (!handler) return request.deliver(undefined, RpcError.methodNotFound(message.method).toJSON());
     this.#inflight.add(request);

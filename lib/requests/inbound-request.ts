@@ -11,8 +11,8 @@ import { registerAtEndOfTurn, unregisterFromFinalization, type DropTarget } from
 
 /**
  * The reason every handler's signal aborts with when the peer cancels: one frozen `RpcError`
- * `-32800`, shared. An `Error` costs ~6,000 instructions to build even without a stack (3% of an
- * in-process cancel cycle), and a peer's cancel has nothing of its own to say.
+ * `-32800`, shared, since a peer's cancel has nothing of its own to say and an `Error` is costly to
+ * build.
  */
 const PEER_CANCELLED: RpcError = Object.freeze(peerRpcError(ErrorCode.RequestCancelled, 'Request cancelled'));
 
@@ -23,6 +23,14 @@ export interface InboundWire {
   /** Sends the response and forgets the request. */
   finish(request: InboundRequest, result: JsonValue | undefined, error: ErrorObject | undefined): void;
 }
+
+/**
+ * Told once, with whether the answer was an error, when a request enters `answered` (the ACP
+ * `initialize` gate learns the outcome of an `initialize` this way).
+ *
+ * @internal
+ */
+export type AnswerObserver = (isError: boolean) => void;
 
 /**
  * Where a received request is in its life. See {@link InboundRequest} for the transitions.
@@ -70,7 +78,7 @@ export type InboundState =
  * ¹ registers the responder for finalization. ² holds the idle collector open; entered while the
  * connection is closing, `abandoned` instead. ³ leaves the finalization registry. ⁴ releases the idle
  * collector. "Automatic" is `-32800` if the peer cancelled, else `-32603` naming the method.
- * Entering `answered` calls {@link InboundRequest.onAnswer}. `abandon()` also aborts the signal with
+ * Entering `answered` calls the {@link AnswerObserver} given to the constructor, if any. `abandon()` also aborts the signal with
  * the close error and runs the cancel hooks (what was forwarded is cancelled).
  *
  * So the registry holds a request (and through it the connection) only in `awaiting-handler*` and
@@ -90,22 +98,39 @@ export class InboundRequest implements DropTarget {
   /** Why the signal aborted, kept so a signal first read after the abort is aborted too. */
   #abortReason: Error | undefined;
   #cancelHooks: (() => void)[] | undefined;
-  /** The peer cancelled the request with `$/cancel_request` (orthogonal to the state, see above). */
-  isCancelled = false;
-  /** Called once with whether the answer was an error, when the request enters `answered`. */
-  onAnswer: ((isError: boolean) => void) | undefined;
-  /** The id's text as received, when JSON.stringify would write the parsed id differently. */
-  rawId: string | undefined;
+  #isCancelled = false;
+  readonly #rawId: string | undefined;
+  readonly #onAnswer: AnswerObserver | undefined;
 
+  /**
+   * @param rawId - the id's text as received, when `JSON.stringify` would write the parsed id
+   * differently (see `rawIdText`)
+   * @param onAnswer - told once whether the answer was an error, when the request enters `answered`
+   */
   constructor(
     readonly id: RequestId,
     readonly method: string,
     readonly wire: InboundWire,
-  ) {}
+    rawId?: string,
+    onAnswer?: AnswerObserver,
+  ) {
+    this.#rawId = rawId;
+    this.#onAnswer = onAnswer;
+  }
 
   /** Where the request is. */
   get state(): InboundState {
     return this.#state;
+  }
+
+  /** Whether the peer cancelled the request with `$/cancel_request` (orthogonal to the state). */
+  get isCancelled(): boolean {
+    return this.#isCancelled;
+  }
+
+  /** The id's text as received, when `JSON.stringify` would write the parsed id differently. */
+  get rawId(): string | undefined {
+    return this.#rawId;
   }
 
   /** Answered or handed off: the responder can no longer answer. */
@@ -135,7 +160,7 @@ export class InboundRequest implements DropTarget {
     this.#leave();
     this.#state = 'answered';
     this.#cancelHooks = undefined;
-    this.onAnswer?.(error !== undefined);
+    this.#onAnswer?.(error !== undefined);
   }
 
   /** A forwarder takes the answer over. @throws AlreadyAnsweredError once answered or handed off. */
@@ -187,15 +212,15 @@ export class InboundRequest implements DropTarget {
 
   /** The peer sent `$/cancel_request` for this request: abort the signal and run the hooks, once. */
   markCancelledByPeer(): void {
-    if (this.isCancelled || this.#state === 'answered') return;
-    this.isCancelled = true;
+    if (this.#isCancelled || this.#state === 'answered') return;
+    this.#isCancelled = true;
     this.#abort(PEER_CANCELLED);
     this.#runCancelHooks();
   }
 
   /** Runs `hook` when the peer cancels or the connection closes (at once if cancelled). Returns an undo function. */
   onCancel(hook: () => void): () => void {
-    if (this.isCancelled) {
+    if (this.#isCancelled) {
       hook();
       return noop;
     }
@@ -224,7 +249,7 @@ export class InboundRequest implements DropTarget {
 
   /** `-32800` if the peer cancelled, else `-32603` naming the method. */
   droppedError(): ErrorObject {
-    return this.isCancelled
+    return this.#isCancelled
       ? RpcError.requestCancelled().toJSON()
       : RpcError.internalError(`request handler dropped its responder for \`${this.method}\``).toJSON();
   }
