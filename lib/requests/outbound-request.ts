@@ -42,8 +42,8 @@ export type OutboundState = 'prepared' | 'pending' | 'detached' | 'settled' | 'd
 
 /** What a request that failed keeps: the error, and what a later forward answers with. */
 interface Failure {
-  error: Error;
-  forwardedError: ForwardedError;
+  readonly error: Error;
+  readonly forwardedError: ForwardedError;
 }
 
 /**
