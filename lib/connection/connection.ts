@@ -37,6 +37,7 @@ import { PendingRequests } from '../requests/pending';
 import { callRequestHandler, isThenable } from '../requests/handler-call';
 import { InboundRequest, type InboundWire } from '../requests/inbound-request';
 import { OutboundRequest, type OutboundWire } from '../requests/outbound-request';
+import { sendingJobsReturned } from '../requests/drop-scheduler';
 import { Router, checkMethod, type NotificationHandler, type RequestHandler } from '../requests/router';
 import {
   NO_SEND_OPTIONS,
@@ -49,7 +50,6 @@ import {
 import { InputReader } from '../framing/input-reader';
 import { whenDrained, type DrainOptions } from './drain';
 import { LineWriter } from '../framing/writer';
-import { lookAfterSendingJobs } from '../gc/drop-registration';
 import { registerConnectionHooks, type RequestGate } from './connection-hooks';
 
 // The ACP layer and the transports reach a connection's internals through these (see connection-hooks.ts).
@@ -139,8 +139,8 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     this.#endOutput = options.endOutputOnClose ?? true;
     this.#writer = new LineWriter(output, {
       backpressure: (isFull) => this.#onBackpressure(isFull),
-      // The flush of a request's line runs after the job that sent it: see registerUnlessConsumed.
-      flushing: lookAfterSendingJobs,
+      // The flush of a request's line runs after the job that sent it: the drop scheduler's cue.
+      flushing: sendingJobsReturned,
     });
     this.#inbound = {
       isClosing: () => this.#closeReason !== undefined,

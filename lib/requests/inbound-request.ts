@@ -7,7 +7,8 @@
 import { AlreadyAnsweredError, ErrorCode, RpcError, peerRpcError, type ConnectionClosedError } from '../jsonrpc/errors';
 import { idleCollector } from '../gc/idle-collector';
 import type { ErrorObject, JsonValue, RequestId } from '../jsonrpc/message';
-import { registerAtEndOfTurn, unregisterFromFinalization, type DropTarget } from '../gc/responder-tracker';
+import type { DropTarget } from '../gc/responder-tracker';
+import { scheduleResponderDrop, unscheduleDrop } from './drop-scheduler';
 
 /**
  * The reason every handler's signal aborts with when the peer cancels: one frozen `RpcError`
@@ -175,7 +176,7 @@ export class InboundRequest implements DropTarget {
     if (this.#state === 'running') this.#state = 'awaiting-handler';
     else if (this.#state === 'running-disposed') this.#state = 'awaiting-handler-disposed';
     else return;
-    registerAtEndOfTurn(responder, this);
+    scheduleResponderDrop(responder, this);
   }
 
   /** The handler finished without answering (returned or resolved `undefined`). */
@@ -183,7 +184,7 @@ export class InboundRequest implements DropTarget {
     switch (this.#state) {
       case 'running':
         if (this.wire.isClosing()) return this.abandon(undefined);
-        registerAtEndOfTurn(responder, this);
+        scheduleResponderDrop(responder, this);
         this.#state = 'held';
         return idleCollector.holdOpen();
       case 'awaiting-handler':
@@ -263,7 +264,7 @@ export class InboundRequest implements DropTarget {
   #leave(): void {
     const state = this.#state;
     if (state === 'held') idleCollector.release();
-    if (state === 'held' || state === 'awaiting-handler' || state === 'awaiting-handler-disposed') unregisterFromFinalization(this);
+    if (state === 'held' || state === 'awaiting-handler' || state === 'awaiting-handler-disposed') unscheduleDrop(this);
   }
 
   #abort(reason: Error): void {
