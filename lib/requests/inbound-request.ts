@@ -76,15 +76,17 @@ export type InboundState =
  * | answered | throws | — | throws | — | — | — | — | — |
  * | abandoned | answered (nothing sent) | answered (nothing sent) | handed-off | — | — | — | — | — |
  *
- * ¹ registers the responder for finalization. ² holds the idle collector open; entered while the
- * connection is closing, `abandoned` instead. ³ leaves the finalization registry. ⁴ releases the idle
- * collector. "Automatic" is `-32800` if the peer cancelled, else `-32603` naming the method.
- * Entering `answered` calls the {@link AnswerObserver} given to the constructor, if any. `abandon()` also aborts the signal with
- * the close error and runs the cancel hooks (what was forwarded is cancelled).
+ * ¹ schedules the responder's registration for finalization (`scheduleResponderDrop`: at the end
+ * of the turn). ² holds the idle collector open; entered while the connection is closing,
+ * `abandoned` instead. ³ unschedules it, or leaves the finalization registry (`unscheduleDrop`).
+ * ⁴ releases the idle collector. "Automatic" is `-32800` if the peer cancelled, else `-32603`
+ * naming the method. Entering `answered` tells the {@link AnswerObserver} given to the
+ * constructor, if any. `abandon()` also aborts the signal with the close error and runs the cancel
+ * hooks (what was forwarded is cancelled).
  *
- * So the registry holds a request (and through it the connection) only in `awaiting-handler*` and
- * `held`, never after the request is answered, handed off or abandoned: a closed connection is
- * never kept alive by a responder that is reachable from its own signal.
+ * So the drop scheduler and the registry hold a request (and through it the connection) only in
+ * `awaiting-handler*` and `held`, never after the request is answered, handed off or abandoned: a
+ * closed connection is never kept alive by a responder that is reachable from its own signal.
  *
  * Orthogonal to the state, {@link InboundRequest.isCancelled} records that the peer sent
  * `$/cancel_request` ({@link InboundRequest.markCancelledByPeer}, once, in any state but
