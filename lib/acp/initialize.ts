@@ -3,7 +3,7 @@
  *
  * @packageDocumentation
  */
-import { setRequestGate, type Connection } from '../connection/connection';
+import { setRequestGate, type Connection, type GateVerdict } from '../connection/connection';
 import { RpcError } from '../jsonrpc/errors';
 import { INITIALIZE_METHOD } from '../jsonrpc/protocol';
 
@@ -41,37 +41,43 @@ export interface InitializeGateOptions {
  */
 export class InitializeGate {
   #state: InitializeState = 'uninitialized';
+  readonly #methods: ReadonlySet<string>;
+  readonly #refuse: ReadonlySet<string>;
 
   /** @throws TypeError if `methods` is empty */
   constructor(connection: Connection, options: InitializeGateOptions = {}) {
-    const methods = new Set(options.methods ?? [INITIALIZE_METHOD]);
-    const refuse = new Set(options.refuse ?? []);
-    if (methods.size === 0) throw new TypeError('methods must name at least one initialize method');
-    setRequestGate(connection, (request, message) => {
-      if (refuse.has(message.method)) {
-        return RpcError.invalidRequest(`\`${message.method}\` is not accepted on this connection`).toJSON();
-      }
-      if (methods.has(message.method)) {
-        if (this.#state !== 'uninitialized') {
-          return RpcError.invalidRequest(
-            this.#state === 'ready' ? 'the connection is already initialized' : 'initialize is already in progress',
-          ).toJSON();
-        }
-        this.#state = 'initializing';
-        request.onAnswer = (isError) => {
-          this.#state = isError ? 'uninitialized' : 'ready';
-        };
-        return undefined;
-      }
-      if (this.#state !== 'ready') {
-        return RpcError.invalidRequest(`\`${message.method}\` needs a completed initialize first`).toJSON();
-      }
-      return undefined;
-    });
+    this.#methods = new Set(options.methods ?? [INITIALIZE_METHOD]);
+    this.#refuse = new Set(options.refuse ?? []);
+    if (this.#methods.size === 0) throw new TypeError('methods must name at least one initialize method');
+    setRequestGate(connection, (message) => this.#decide(message.method));
   }
 
   /** The current state. */
   get state(): InitializeState {
     return this.#state;
   }
+
+  /** Refuses a request, or lets it through (an `initialize` with an observer of its answer). */
+  #decide(method: string): GateVerdict {
+    if (this.#refuse.has(method)) return refusal(`\`${method}\` is not accepted on this connection`);
+    if (this.#methods.has(method)) {
+      if (this.#state !== 'uninitialized') {
+        return refusal(this.#state === 'ready' ? 'the connection is already initialized' : 'initialize is already in progress');
+      }
+      this.#state = 'initializing';
+      return { onAnswer: this.#initializeAnswered };
+    }
+    if (this.#state !== 'ready') return refusal(`\`${method}\` needs a completed initialize first`);
+    return undefined;
+  }
+
+  /** A failed `initialize` lets the client retry; a successful one makes the connection ready. */
+  readonly #initializeAnswered = (isError: boolean): void => {
+    this.#state = isError ? 'uninitialized' : 'ready';
+  };
+}
+
+/** Refuses a request with `-32600` and `data` saying why. */
+function refusal(why: string): GateVerdict {
+  return { refuse: RpcError.invalidRequest(why).toJSON() };
 }

@@ -6,11 +6,20 @@
  */
 import type { DrainSource } from '../framing/backlog';
 import type { CloseReason } from '../jsonrpc/errors';
-import type { InboundRequest } from '../requests/inbound-request';
+import type { AnswerObserver } from '../requests/inbound-request';
 import type { ErrorObject, RequestMessage } from '../jsonrpc/message';
 
-/** A hook that may refuse a request before dispatch (the ACP `initialize` gate). @internal */
-export type RequestGate = (request: InboundRequest, message: RequestMessage) => ErrorObject | undefined;
+/**
+ * What a {@link RequestGate} decides for one request: `undefined` lets it through; `{ refuse }`
+ * answers it with that error instead of dispatching it; `{ onAnswer }` lets it through and has the
+ * request tell `onAnswer` once, when it is answered, whether the answer was an error.
+ *
+ * @internal
+ */
+export type GateVerdict = { readonly refuse: ErrorObject } | { readonly onAnswer: AnswerObserver } | undefined;
+
+/** A hook that decides about each request before dispatch (the ACP `initialize` gate). @internal */
+export type RequestGate = (message: RequestMessage) => GateVerdict;
 
 /** The internal hooks a connection hands over when it is built. @internal */
 export interface ConnectionHooks {

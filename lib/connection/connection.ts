@@ -37,6 +37,7 @@ import { PendingRequests } from '../requests/pending';
 import { callRequestHandler, isThenable } from '../requests/handler-call';
 import { InboundRequest, type InboundWire } from '../requests/inbound-request';
 import { OutboundRequest, type OutboundWire } from '../requests/outbound-request';
+import { sendingJobsReturned } from '../requests/drop-scheduler';
 import { Router, checkMethod, type NotificationHandler, type RequestHandler } from '../requests/router';
 import {
   NO_SEND_OPTIONS,
@@ -49,11 +50,10 @@ import {
 import { InputReader } from '../framing/input-reader';
 import { whenDrained, type DrainOptions } from './drain';
 import { LineWriter } from '../framing/writer';
-import { lookAfterSendingJobs } from '../gc/drop-registration';
 import { registerConnectionHooks, type RequestGate } from './connection-hooks';
 
 // The ACP layer and the transports reach a connection's internals through these (see connection-hooks.ts).
-export { closeConnection, setRequestGate, type RequestGate } from './connection-hooks';
+export { closeConnection, setRequestGate, type GateVerdict, type RequestGate } from './connection-hooks';
 
 /** Options of a {@link Connection}. */
 export interface ConnectionOptions {
@@ -139,10 +139,13 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     this.#endOutput = options.endOutputOnClose ?? true;
     this.#writer = new LineWriter(output, {
       backpressure: (isFull) => this.#onBackpressure(isFull),
-      // The flush of a request's line runs after the job that sent it: see registerUnlessConsumed.
-      flushing: lookAfterSendingJobs,
+      // The flush of a request's line runs after the job that sent it: the drop scheduler's cue.
+      flushing: sendingJobsReturned,
     });
-    this.#inbound = { isClosing: false, finish: (req, result, error) => this.#finish(req, result, error) };
+    this.#inbound = {
+      isClosing: () => this.#closeReason !== undefined,
+      finish: (req, result, error) => this.#finish(req, result, error),
+    };
     this.#outbound = {
       publish: (req) => this.#publish(req),
       sendCancel: (id) => this.#sendCancel(id),
@@ -357,10 +360,11 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   }
 
   #dispatchRequest(message: RequestMessage, line: string): void {
-    const request = new InboundRequest(message.id, message.method, this.#inbound);
-    if (typeof message.id === 'number') request.rawId = rawIdText(line, message.id);
-    const refusal = this.#gate?.(request, message);
-    if (refusal) return request.deliver(undefined, refusal);
+    const rawId = typeof message.id === 'number' ? rawIdText(line, message.id) : undefined;
+    const verdict = this.#gate?.(message);
+    const onAnswer = verdict !== undefined && 'onAnswer' in verdict ? verdict.onAnswer : undefined;
+    const request = new InboundRequest(message.id, message.method, this.#inbound, rawId, onAnswer);
+    if (verdict !== undefined && 'refuse' in verdict) return request.deliver(undefined, verdict.refuse);
     const handler = this.#router.requestHandler(message.method);
     if (!handler) return request.deliver(undefined, RpcError.methodNotFound(message.method).toJSON());
     this.#inflight.add(request);
@@ -440,7 +444,6 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   #shutdown(reason: CloseReason, error?: Error): Promise<void> {
     if (this.#closed) return this.#closed;
     this.#closeReason = reason;
-    (this.#inbound as { isClosing: boolean }).isClosing = true;
     this.#reader.detach();
     const closedError = new ConnectionClosedError(reason, undefined, error && { cause: error });
     this.#inflight.abandonAll(closedError);

@@ -1,6 +1,7 @@
 /**
  * Weak tracking of responders and sent requests: the automatic answer for a dropped responder and
- * the automatic cancel for a dropped, unconsumed request.
+ * the automatic cancel for a dropped, unconsumed request. When an object is registered is decided
+ * above, by the requests layer's drop scheduler (`lib/requests/drop-scheduler.ts`).
  *
  * @packageDocumentation
  */
@@ -36,45 +37,8 @@ export function registerForFinalization(object: object, target: DropTarget): voi
   if (isTracking) registry.register(object, target, target);
 }
 
-/** Registrations waiting for the end of the event-loop turn: target → object, held strongly. */
-let waiting = new Map<DropTarget, object>();
-let isWaitQueued = false;
-
-/**
- * Like {@link registerForFinalization}, once the current event-loop turn is over (in a
- * `setImmediate`), unless {@link unregisterFromFinalization} ends it first; `object` is held
- * strongly until then, so a drop meanwhile is still seen, by a collection after the registration.
- *
- * @remarks
- * A registration and its end cost a `FinalizationRegistry` cell and its unregister-token entry,
- * and V8 keeps a registered object alive through young-generation collections, so a responder
- * and everything it reaches wait for a full collection even when the request is answered
- * microseconds later. A responder answered within the turn its handler returned in (in process, a
- * held request cancelled and answered at once: the bench's cancel cycle) is now never registered:
- * 2,100 registrations → 0 in 2,100 such cycles, 206,300 → 198,300 instructions and 2,098 → 2,023
- * L1 data misses per cycle (cachegrind). A drop is seen one turn later at most: finalizers need a
- * macrotask after the collection anyway.
- *
- * @internal
- */
-export function registerAtEndOfTurn(object: object, target: DropTarget): void {
-  if (!isTracking) return;
-  waiting.set(target, object);
-  if (isWaitQueued) return;
-  isWaitQueued = true;
-  setImmediate(registerWaiting).unref();
-}
-
-function registerWaiting(): void {
-  isWaitQueued = false;
-  const batch = waiting;
-  waiting = new Map();
-  for (const [target, object] of batch) registry.register(object, target, target);
-}
-
-/** Ends the registration made by {@link registerForFinalization} or {@link registerAtEndOfTurn} for `target` (if any). @internal */
+/** Ends the registration made by {@link registerForFinalization} for `target` (if any). @internal */
 export function unregisterFromFinalization(target: DropTarget): void {
-  if (waiting.delete(target)) return;
   if (isTracking) registry.unregister(target);
 }
 

@@ -7,22 +7,31 @@
 import { AlreadyAnsweredError, ErrorCode, RpcError, peerRpcError, type ConnectionClosedError } from '../jsonrpc/errors';
 import { idleCollector } from '../gc/idle-collector';
 import type { ErrorObject, JsonValue, RequestId } from '../jsonrpc/message';
-import { registerAtEndOfTurn, unregisterFromFinalization, type DropTarget } from '../gc/responder-tracker';
+import type { DropTarget } from '../gc/responder-tracker';
+import { scheduleResponderDrop, unscheduleDrop } from './drop-scheduler';
 
 /**
  * The reason every handler's signal aborts with when the peer cancels: one frozen `RpcError`
- * `-32800`, shared. An `Error` costs ~6,000 instructions to build even without a stack (3% of an
- * in-process cancel cycle), and a peer's cancel has nothing of its own to say.
+ * `-32800`, shared, since a peer's cancel has nothing of its own to say and an `Error` is costly to
+ * build.
  */
 const PEER_CANCELLED: RpcError = Object.freeze(peerRpcError(ErrorCode.RequestCancelled, 'Request cancelled'));
 
 /** What an {@link InboundRequest} needs from its connection. @internal */
 export interface InboundWire {
   /** Whether the connection is closing or closed: nothing is sent any more. */
-  readonly isClosing: boolean;
+  isClosing(): boolean;
   /** Sends the response and forgets the request. */
   finish(request: InboundRequest, result: JsonValue | undefined, error: ErrorObject | undefined): void;
 }
+
+/**
+ * Told once, with whether the answer was an error, when a request enters `answered` (the ACP
+ * `initialize` gate learns the outcome of an `initialize` this way).
+ *
+ * @internal
+ */
+export type AnswerObserver = (isError: boolean) => void;
 
 /**
  * Where a received request is in its life. See {@link InboundRequest} for the transitions.
@@ -67,15 +76,17 @@ export type InboundState =
  * | answered | throws | — | throws | — | — | — | — | — |
  * | abandoned | answered (nothing sent) | answered (nothing sent) | handed-off | — | — | — | — | — |
  *
- * ¹ registers the responder for finalization. ² holds the idle collector open; entered while the
- * connection is closing, `abandoned` instead. ³ leaves the finalization registry. ⁴ releases the idle
- * collector. "Automatic" is `-32800` if the peer cancelled, else `-32603` naming the method.
- * Entering `answered` calls {@link InboundRequest.onAnswer}. `abandon()` also aborts the signal with
- * the close error and runs the cancel hooks (what was forwarded is cancelled).
+ * ¹ schedules the responder's registration for finalization (`scheduleResponderDrop`: at the end
+ * of the turn). ² holds the idle collector open; entered while the connection is closing,
+ * `abandoned` instead. ³ unschedules it, or leaves the finalization registry (`unscheduleDrop`).
+ * ⁴ releases the idle collector. "Automatic" is `-32800` if the peer cancelled, else `-32603`
+ * naming the method. Entering `answered` tells the {@link AnswerObserver} given to the
+ * constructor, if any. `abandon()` also aborts the signal with the close error and runs the cancel
+ * hooks (what was forwarded is cancelled).
  *
- * So the registry holds a request (and through it the connection) only in `awaiting-handler*` and
- * `held`, never after the request is answered, handed off or abandoned: a closed connection is
- * never kept alive by a responder that is reachable from its own signal.
+ * So the drop scheduler and the registry hold a request (and through it the connection) only in
+ * `awaiting-handler*` and `held`, never after the request is answered, handed off or abandoned: a
+ * closed connection is never kept alive by a responder that is reachable from its own signal.
  *
  * Orthogonal to the state, {@link InboundRequest.isCancelled} records that the peer sent
  * `$/cancel_request` ({@link InboundRequest.markCancelledByPeer}, once, in any state but
@@ -90,22 +101,39 @@ export class InboundRequest implements DropTarget {
   /** Why the signal aborted, kept so a signal first read after the abort is aborted too. */
   #abortReason: Error | undefined;
   #cancelHooks: (() => void)[] | undefined;
-  /** The peer cancelled the request with `$/cancel_request` (orthogonal to the state, see above). */
-  isCancelled = false;
-  /** Called once with whether the answer was an error, when the request enters `answered`. */
-  onAnswer: ((isError: boolean) => void) | undefined;
-  /** The id's text as received, when JSON.stringify would write the parsed id differently. */
-  rawId: string | undefined;
+  #isCancelled = false;
+  readonly #rawId: string | undefined;
+  readonly #onAnswer: AnswerObserver | undefined;
 
+  /**
+   * @param rawId - the id's text as received, when `JSON.stringify` would write the parsed id
+   * differently (see `rawIdText`)
+   * @param onAnswer - told once whether the answer was an error, when the request enters `answered`
+   */
   constructor(
     readonly id: RequestId,
     readonly method: string,
     readonly wire: InboundWire,
-  ) {}
+    rawId?: string,
+    onAnswer?: AnswerObserver,
+  ) {
+    this.#rawId = rawId;
+    this.#onAnswer = onAnswer;
+  }
 
   /** Where the request is. */
   get state(): InboundState {
     return this.#state;
+  }
+
+  /** Whether the peer cancelled the request with `$/cancel_request` (orthogonal to the state). */
+  get isCancelled(): boolean {
+    return this.#isCancelled;
+  }
+
+  /** The id's text as received, when `JSON.stringify` would write the parsed id differently. */
+  get rawId(): string | undefined {
+    return this.#rawId;
   }
 
   /** Answered or handed off: the responder can no longer answer. */
@@ -135,7 +163,7 @@ export class InboundRequest implements DropTarget {
     this.#leave();
     this.#state = 'answered';
     this.#cancelHooks = undefined;
-    this.onAnswer?.(error !== undefined);
+    this.#onAnswer?.(error !== undefined);
   }
 
   /** A forwarder takes the answer over. @throws AlreadyAnsweredError once answered or handed off. */
@@ -150,19 +178,19 @@ export class InboundRequest implements DropTarget {
     if (this.#state === 'running') this.#state = 'awaiting-handler';
     else if (this.#state === 'running-disposed') this.#state = 'awaiting-handler-disposed';
     else return;
-    registerAtEndOfTurn(responder, this);
+    scheduleResponderDrop(responder, this);
   }
 
   /** The handler finished without answering (returned or resolved `undefined`). */
   handlerFinished(responder: object): void {
     switch (this.#state) {
       case 'running':
-        if (this.wire.isClosing) return this.abandon(undefined);
-        registerAtEndOfTurn(responder, this);
+        if (this.wire.isClosing()) return this.abandon(undefined);
+        scheduleResponderDrop(responder, this);
         this.#state = 'held';
         return idleCollector.holdOpen();
       case 'awaiting-handler':
-        if (this.wire.isClosing) return this.abandon(undefined);
+        if (this.wire.isClosing()) return this.abandon(undefined);
         this.#state = 'held';
         return idleCollector.holdOpen();
       case 'running-disposed':
@@ -187,15 +215,15 @@ export class InboundRequest implements DropTarget {
 
   /** The peer sent `$/cancel_request` for this request: abort the signal and run the hooks, once. */
   markCancelledByPeer(): void {
-    if (this.isCancelled || this.#state === 'answered') return;
-    this.isCancelled = true;
+    if (this.#isCancelled || this.#state === 'answered') return;
+    this.#isCancelled = true;
     this.#abort(PEER_CANCELLED);
     this.#runCancelHooks();
   }
 
   /** Runs `hook` when the peer cancels or the connection closes (at once if cancelled). Returns an undo function. */
   onCancel(hook: () => void): () => void {
-    if (this.isCancelled) {
+    if (this.#isCancelled) {
       hook();
       return noop;
     }
@@ -224,13 +252,13 @@ export class InboundRequest implements DropTarget {
 
   /** `-32800` if the peer cancelled, else `-32603` naming the method. */
   droppedError(): ErrorObject {
-    return this.isCancelled
+    return this.#isCancelled
       ? RpcError.requestCancelled().toJSON()
       : RpcError.internalError(`request handler dropped its responder for \`${this.method}\``).toJSON();
   }
 
   #answerAutomatically(): void {
-    if (this.wire.isClosing) return this.abandon(undefined);
+    if (this.wire.isClosing()) return this.abandon(undefined);
     this.deliver(undefined, this.droppedError());
   }
 
@@ -238,7 +266,7 @@ export class InboundRequest implements DropTarget {
   #leave(): void {
     const state = this.#state;
     if (state === 'held') idleCollector.release();
-    if (state === 'held' || state === 'awaiting-handler' || state === 'awaiting-handler-disposed') unregisterFromFinalization(this);
+    if (state === 'held' || state === 'awaiting-handler' || state === 'awaiting-handler-disposed') unscheduleDrop(this);
   }
 
   #abort(reason: Error): void {

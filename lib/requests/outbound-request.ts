@@ -9,8 +9,7 @@ import { ForwardingError, RequestDetachedError, RpcError, peerRpcError } from '.
 import type { InboundRequest } from './inbound-request';
 import type { ErrorObject, JsonValue, RequestId } from '../jsonrpc/message';
 import { addWaiter, completeWaiters, waitForAnswer, type AnswerWaiters } from './answer-waiter';
-import type { DropCandidate } from '../gc/drop-registration';
-import { registerForFinalization, unregisterFromFinalization, type DropTarget } from '../gc/responder-tracker';
+import { unscheduleDrop, type DropCandidate } from './drop-scheduler';
 import { deliverForwarded } from './unserializable';
 
 /** What an {@link OutboundRequest} needs from its connection. @internal */
@@ -42,8 +41,8 @@ export type OutboundState = 'prepared' | 'pending' | 'detached' | 'settled' | 'd
 
 /** What a request that failed keeps: the error, and what a later forward answers with. */
 interface Failure {
-  error: Error;
-  forwardedError: ForwardedError;
+  readonly error: Error;
+  readonly forwardedError: ForwardedError;
 }
 
 /**
@@ -77,12 +76,12 @@ interface Failure {
  *
  * @internal
  */
-export class OutboundRequest implements DropTarget, DropCandidate {
+export class OutboundRequest implements DropCandidate {
   #id: RequestId | undefined;
   #params: unknown;
   #state: OutboundState = 'prepared';
   #isCancelSent = false;
-  /** Registered for finalization (see `registerUnlessConsumed`): unregister when it ends. */
+  /** Its SentRequest is registered for finalization (see `scheduleSentRequestDrop`): unschedule when it ends. */
   #isRegistered = false;
   /** Once settled: the result (success), or `#failure`. Fields rather than an object per answer. */
   #result: JsonValue | undefined;
@@ -140,10 +139,9 @@ export class OutboundRequest implements DropTarget, DropCandidate {
     return this.#state === 'pending' && this.#waiters === undefined && this.#upstream === undefined && !this.#isCancelSent;
   }
 
-  /** Registers `sent` (this request's SentRequest) so that collecting it calls {@link OutboundRequest.dropped}. */
-  registerDrop(sent: object): void {
+  /** The drop scheduler is registering this request's SentRequest: collecting it calls {@link OutboundRequest.dropped}. */
+  markRegisteredForDrop(): void {
     this.#isRegistered = true;
-    registerForFinalization(sent, this);
   }
 
   /** The SentRequest was collected: cancel unless awaited, forwarded, detached or settled. */
@@ -259,7 +257,7 @@ export class OutboundRequest implements DropTarget, DropCandidate {
     // the SentRequest is collected.
     if (this.#isRegistered) {
       this.#isRegistered = false;
-      unregisterFromFinalization(this);
+      unscheduleDrop(this);
     }
     const cleanups = this.#cleanups;
     this.#cleanups = undefined;

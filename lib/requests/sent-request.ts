@@ -9,7 +9,7 @@ import { RequestAlreadySentError, RpcError, RequestTimeoutError, type Forwarding
 import type { RequestId } from '../jsonrpc/message';
 import type { OutboundRequest } from './outbound-request';
 import { inboundRequestOf, type Responder } from './responder';
-import { registerUnlessConsumed } from '../gc/drop-registration';
+import { scheduleSentRequestDrop } from './drop-scheduler';
 
 /** Options of `Connection.sendRequest`. */
 export interface SendRequestOptions {
@@ -258,7 +258,7 @@ export class PreparedRequest<R = unknown> {
 
 /**
  * Publishes a request and returns its SentRequest, tracked for drop-cancel unless it is consumed
- * at once (see `registerUnlessConsumed`). @internal
+ * at once (see `scheduleSentRequestDrop`). @internal
  */
 export function publishRequest<R>(request: OutboundRequest, options: SendRequestOptions): SentRequest<R> {
   const sent = new SentRequest<R>(request);
@@ -269,7 +269,7 @@ export function publishRequest<R>(request: OutboundRequest, options: SendRequest
   }
   request.wire.publish(request);
   if (!request.isSettled) {
-    registerUnlessConsumed(sent, request);
+    scheduleSentRequestDrop(sent, request);
     armOptions(request, options);
   }
   return sent;
