@@ -492,7 +492,7 @@ describe('Connection', () => {
 
   describe('backpressure', () => {
     // Holding rather than pausing at once: two peers flooding each other must not deadlock
-    // (issue 7); pausing the input past the backlog limit is covered in spec/faults/backpressure.
+    // (issue 7); pausing the input past the backlog limit is covered in spec/faults/backpressure.spec.ts.
     it("holds what it reads undispatched while the output's write() returns false, and dispatches it on 'drain'", async () => {
       const input = new PassThrough();
       const output = new HeldWritable();

@@ -1,5 +1,5 @@
 /**
- * InitializeGate (lib/acp/initialize.ts): the agent-side ACP `initialize` rule of spec/wire.md and
+ * InitializeGate (lib/acp/initialize.ts): the agent-side ACP `initialize` rule of docs/wire.md and
  * issue 3, in memory over a Connection driven by raw lines (exact error objects).
  */
 import { expect } from 'chai';

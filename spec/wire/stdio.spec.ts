@@ -1,5 +1,5 @@
 /**
- * spec/wire.md over a real child process's stdin/stdout: exact NDJSON lines in and out of
+ * docs/wire.md over a real child process's stdin/stdout: exact NDJSON lines in and out of
  * spec/fixtures/echo-peer.ts, and the process-level contract (exit, stderr, trace logging).
  */
 import { expect } from 'chai';
