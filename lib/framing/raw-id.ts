@@ -126,7 +126,7 @@ const ID_MEMBER = /"id"[ \t\r\n]*:/g;
  */
 function hasIdMemberFrom(line: string, from: number): boolean {
   // A `"id"` at or after `from` has its `id"` at or after `from + 1`; searching from the `i`
-  // stops at each `i` rather than at each quote, and `i` is the rarer character in a request line.
+  // stops at each `i` rather than at each quote, and in a request line `i` is usually the rarer.
   if (line.length < SHORT_LINE_CHARS) return line.indexOf('id"', from + 1) !== -1;
   if (line.length - from < LONG_LINE_CHARS || !hasDenseQuotes(line, from)) return line.indexOf('"id"', from) !== -1;
   ID_MEMBER.lastIndex = from;

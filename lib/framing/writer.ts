@@ -45,11 +45,11 @@ const EARLY_WRITE_CHARS = 4 * 1024;
  * ones in one more. (A microtask: `setImmediate` would add an event-loop turn to every round trip,
  * and `process.nextTick` costs more per flush.) Honours backpressure: reports when the output is
  * full and when it has drained, and reports it early, as soon as the queue alone reaches the
- * output's `writableHighWaterMark`. A long message is a chunk
- * of its own (see {@link OWN_CHUNK_CHARS}); the chunks of one flush are written corked. To a
- * socket, what is queued is also written once it reaches {@link EARLY_WRITE_CHARS}. To an
- * output that offers a {@link MessagePort} (a WebSocket) the messages of a flush are handed over
- * as they are, one frame each, without newlines and without `write()`.
+ * output's `writableHighWaterMark`. A long message is a chunk of its own (see
+ * {@link OWN_CHUNK_CHARS}); the chunks of one flush are written corked. To a socket, what is
+ * queued is also written once it reaches {@link EARLY_WRITE_CHARS}. To an output that offers a
+ * {@link MessagePort} (a WebSocket) the messages of a flush are handed over as they are, one frame
+ * each, without newlines and without `write()`.
  *
  * @internal
  */

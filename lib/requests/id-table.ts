@@ -16,7 +16,7 @@ const GUARD: unique symbol = Symbol('acp-wire id table guard');
  * V8 shrinks a `Map`'s hash table on `delete()` when fewer than half its buckets are in use, so a
  * table that goes from one entry to none, as a connection's table of requests in flight does with
  * one request at a time, would allocate a new table on every delete. One guard entry, which no id
- * can equal, keeps the smallest table in place, so sequential requests allocate no table at all.
+ * can equal, keeps the smallest table in place, so one request at a time never reallocates it.
  *
  * @internal
  */
