@@ -184,7 +184,7 @@ function peerChecks(rows: Row[], workloads: readonly WorkloadName[], label: stri
   return checks;
 }
 
-/** Every target of issue 14 that this run has data for. */
+/** Every target in bench/README.md "Targets" that this run has data for. */
 export function checkTargets(rows: Row[], tracker: TrackerCost[], memory: PendingCost[], soak: SoakResult | undefined): TargetCheck[] {
   const checks = [
     ...rawChecks(rows, SMALL_MESSAGE_WORKLOADS, 'small messages', 0.75),

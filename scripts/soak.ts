@@ -1,5 +1,5 @@
 /**
- * `npm run soak`: the long versions of the race soak and the kill runs (issue 7).
+ * `npm run soak`: the long versions of the race soak and the kill runs.
  *
  * Runs spec/soak/*.spec.ts and spec/faults/kill.spec.ts under mocha with larger counts than the
  * default `npm test` run: 20,000 requests in memory (10,000 from each side), 10,000 over a child

@@ -25,7 +25,7 @@ describe('Connection', () => {
   afterEach(() => peer.connection.close());
 
   describe('events', () => {
-    it("never emits 'error': events.once(connection, 'close') is not rejected by a bad line while the connection stays open (issue 10)", async () => {
+    it("never emits 'error': events.once(connection, 'close') is not rejected by a bad line while the connection stays open", async () => {
       // eventemitter3 is not typed as a Node EventEmitter, but events.once() works on it at run time.
       const closed = once(peer.connection as unknown as NodeJS.EventEmitter, 'close');
       const warned = nextEvent<[AcpWireError]>(peer.connection, 'warning');
@@ -38,7 +38,7 @@ describe('Connection', () => {
   });
 
   describe('[Symbol.asyncDispose]()', () => {
-    it('closes the connection when an `await using` block is left (issue 10)', async () => {
+    it('closes the connection when an `await using` block is left', async () => {
       const other = new RawPeer();
       {
         await using connection = other.connection;
@@ -387,7 +387,7 @@ describe('Connection', () => {
       expect(await peer.out.waitForLines(1)).to.deep.equal(['{"jsonrpc":"2.0","id":1,"result":["last"]}']);
     });
 
-    it('discards a partial line, however large, when the input is destroyed instead of ended (issue 11)', async () => {
+    it('discards a partial line, however large, when the input is destroyed instead of ended', async () => {
       const warnings = errorsOf(peer.connection);
       peer.connection.onRequest('echo', (params: unknown) => params);
       const closed = nextEvent<[CloseReason, Error?]>(peer.connection, 'close');
@@ -491,8 +491,8 @@ describe('Connection', () => {
   });
 
   describe('backpressure', () => {
-    // Holding rather than pausing at once: two peers flooding each other must not deadlock
-    // (issue 7); pausing the input past the backlog limit is covered in spec/faults/backpressure.
+    // Holding rather than pausing at once: two peers flooding each other must not deadlock;
+    // pausing the input past the backlog limit is covered in spec/faults/backpressure.spec.ts.
     it("holds what it reads undispatched while the output's write() returns false, and dispatches it on 'drain'", async () => {
       const input = new PassThrough();
       const output = new HeldWritable();

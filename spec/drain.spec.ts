@@ -1,5 +1,5 @@
 /**
- * Issue 11, defect 4 (the sender's side): a sender can tell that its peer does not keep up and wait
+ * Backpressure on the sender's side: a sender can tell that its peer does not keep up and wait
  * for the output to drain, so what it has queued stays bounded however much it sends.
  */
 import { expect } from 'chai';
@@ -36,7 +36,7 @@ function fillOutput(connection: Connection): void {
   while (!connection.writableNeedDrain) connection.sendNotification('n', { pad: LINE_PAD });
 }
 
-describe('Connection backpressure for senders (issue 11, defect 4)', () => {
+describe('Connection backpressure for senders', () => {
   let peer: ReturnType<typeof unreadPeer>;
   beforeEach(() => {
     peer = unreadPeer();

@@ -173,7 +173,7 @@ describe('LineDecoder', () => {
       expect(valuesOf(events)).to.deep.equal([{ b: 2 }]);
     });
 
-    it("keeps the first bytes of an oversize line split across chunks as the error's head (issue 11)", () => {
+    it("keeps the first bytes of an oversize line split across chunks as the error's head", () => {
       const line = `{"jsonrpc":"2.0","id":9,"method":"m","params":["${'p'.repeat(3000)}"]}`;
       const chunks = [...bytewise(Buffer.from(line.slice(0, 40))), `${line.slice(40)}\n`];
       const [error] = decodeErrorsOf(decodeChunks(chunks, { maxLineBytes: 2048 }));
@@ -193,7 +193,7 @@ describe('LineDecoder', () => {
     });
   });
 
-  describe('a UTF-8 byte order mark (issue 11)', () => {
+  describe('a UTF-8 byte order mark', () => {
     const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
     it('is skipped at the start of the stream: the first line decodes', () => {

@@ -1,6 +1,6 @@
 /**
  * What a request handler's outcome answers on the wire, exactly: errors thrown by other JSON-RPC
- * libraries keep their code (issue 12, item 5), anything else is -32603.
+ * libraries keep their code, anything else is -32603.
  */
 import { RequestError } from '@agentclientprotocol/sdk';
 import { expect } from 'chai';
@@ -91,7 +91,7 @@ describe('request handler outcomes', () => {
       peer.connection.onRequest('ping', () => 'pong');
     });
 
-    it('answers -32603 when reading its then throws, and the connection goes on (regression, issue 11 defect 7)', async () => {
+    it('answers -32603 when reading its then throws, and the connection goes on', async () => {
       peer.connection.onRequest('hostile', () => ({
         get then(): never {
           throw new Error('then getter');

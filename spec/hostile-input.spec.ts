@@ -58,7 +58,7 @@ describe('Connection with hostile input', () => {
       });
     }
 
-    it('answers a first request preceded by a UTF-8 byte order mark as if there were none (issue 11)', async () => {
+    it('answers a first request preceded by a UTF-8 byte order mark as if there were none', async () => {
       peer.writeRaw(
         Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"jsonrpc":"2.0","id":1,"method":"echo","params":["first"]}\n')]),
       );
@@ -205,12 +205,12 @@ describe('Connection with hostile input', () => {
       expectInvalidRequest(lines[0], null);
     });
 
-    it('ignores a $/cancel_request whose requestId is nested 100,000 levels deep (issue 7)', async () => {
+    it('ignores a $/cancel_request whose requestId is nested 100,000 levels deep', async () => {
       peer.send(`{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${deep}}}`);
       expect(await peer.linesBeforeProbe()).to.deep.equal([]);
     });
 
-    it('ignores a $/cancel_request whose params are nested 100,000 levels deep (issue 7)', async () => {
+    it('ignores a $/cancel_request whose params are nested 100,000 levels deep', async () => {
       peer.send(`{"jsonrpc":"2.0","method":"$/cancel_request","params":${deep}}`);
       expect(await peer.linesBeforeProbe()).to.deep.equal([]);
     });
@@ -278,7 +278,7 @@ describe('Connection with hostile input', () => {
 
   describe('ids beyond 2^53 and other inexact numbers', () => {
     const ids = ['9007199254740993', '-9007199254740993', '123456789012345678901234567890', '1.50', '1e21', '2.5E-3'];
-    // Tokens that parse to a safe integer but are not its canonical text (regression, issue 11 defect 9).
+    // Tokens that parse to a safe integer but are not its canonical text.
     ids.push('1e-400', '1.0000000000000000001', '1.0', '-0', '5E0');
     for (const raw of ids) {
       it(`echoes the id ${raw} byte for byte in a result`, async () => {
@@ -312,7 +312,7 @@ describe('Connection with hostile input', () => {
     });
   });
 
-  describe('log amplification (issue 11)', () => {
+  describe('log amplification', () => {
     /** A RawPeer whose logger keeps every warn record and counts the questions it was asked. */
     function loggingPeer(enabled: boolean): { peer: RawPeer; records: string[]; asked: () => number } {
       const records: string[] = [];

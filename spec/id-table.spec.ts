@@ -1,6 +1,6 @@
 /**
  * The table of requests by id behind a connection's pending and in-flight requests: a `Map` with a
- * guard entry that keeps its storage (issue 14). The guard must never show.
+ * guard entry that keeps its storage. The guard must never show.
  */
 import { expect } from 'chai';
 import { IdTable } from '../lib/requests/id-table';

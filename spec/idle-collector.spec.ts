@@ -1,9 +1,9 @@
 /**
  * configureIdleCollection(): option validation at the entry point (the collector's automatic
- * answers are covered by the unanswered-request specs); and, for issue 11's design risk "the idle
- * collector on a big heap", the duty cycle: forced collections take at most a fixed share of
- * wall-clock time, so one request a peer keeps open cannot make a process with a big heap stall
- * every few seconds. Asserted on the collector's schedule, never on elapsed time.
+ * answers are covered by the unanswered-request specs); and, for the idle collector on a big heap,
+ * the duty cycle: forced collections take at most a fixed share of wall-clock time, so one request
+ * a peer keeps open cannot make a process with a big heap stall every few seconds. Asserted on the
+ * collector's schedule, never on elapsed time.
  */
 import { expect } from 'chai';
 import { PerformanceObserver, constants } from 'node:perf_hooks';
@@ -72,7 +72,7 @@ describe('configureIdleCollection()', () => {
   }
 });
 
-describe('the idle collector (issue 11)', () => {
+describe('the idle collector', () => {
   afterEach(() => configureIdleCollection(DEFAULTS));
 
   describe('dutyCycleWait()', () => {

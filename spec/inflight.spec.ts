@@ -1,5 +1,5 @@
 /**
- * A peer that reuses the id of a request still in flight (issue 11, defect 8): neither request
+ * A peer that reuses the id of a request still in flight: neither request
  * hides the other — both run, both are answered, a cancel for the id cancels both, and a close
  * aborts both.
  */
@@ -39,7 +39,7 @@ describe('Connection with a reused in-flight id', () => {
     expect(peer.connection.inflightCount).to.equal(2);
   });
 
-  it('aborts the signal of every running handler when the connection closes (regression, issue 11 defect 8)', async () => {
+  it('aborts the signal of every running handler when the connection closes', async () => {
     await twoRequestsWithId7();
     await peer.connection.close();
     expect(running.map((responder) => responder.signal.aborted)).to.deep.equal([true, true]);

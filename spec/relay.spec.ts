@@ -1,5 +1,5 @@
 /**
- * Issue 11, defect 4 (across a hop): a connection whose messages are forwarded to a connection
+ * Backpressure across a hop: a connection whose messages are forwarded to a connection
  * whose peer does not read stops reading its own fast peer, so the hop's memory stays bounded and
  * the fast peer's writes back up. Bounds are asserted on queued and held bytes, never on time.
  */
@@ -64,7 +64,7 @@ function unread(input: PassThrough): number {
   return input.writableLength + input.readableLength;
 }
 
-describe('relayBackpressure() (issue 11, defect 4)', () => {
+describe('relayBackpressure()', () => {
   let upIn: PassThrough;
   let downOut: PassThrough;
   let up: Connection;
@@ -99,7 +99,7 @@ describe('relayBackpressure() (issue 11, defect 4)', () => {
     expect(reader.seqs.every((seq, i) => seq === i)).to.equal(true);
   });
 
-  it('without it, the hop reads everything and queues it for the peer that does not read (the defect)', async () => {
+  it('without it, the hop reads everything and queues it for the peer that does not read', async () => {
     expect(await floodUntilPausedOrRead(upIn)).to.equal('read everything');
     expect(down.writableLength).to.be.above(COUNT * LINE_BYTES - BACKLOG_LIMIT);
   });
@@ -114,7 +114,7 @@ describe('relayBackpressure() (issue 11, defect 4)', () => {
   });
 });
 
-describe('Conductor backpressure (issue 11, defect 4)', () => {
+describe('Conductor backpressure', () => {
   it('stops reading its client while the agent does not read, holding at most the backlog limit', async () => {
     const clientIn = new PassThrough();
     const client = new Connection(clientIn, new PassThrough());

@@ -1,5 +1,5 @@
 /**
- * What a connection keeps in memory (issue 11): bounds on the heap retained after a full
+ * What a connection keeps in memory: bounds on the heap retained after a full
  * collection, never on time. Each scenario runs inside a helper function, so that nothing it
  * allocates stays reachable from the test's own scope.
  */
@@ -88,14 +88,14 @@ function sendAndCloseInOneJob(): WeakRef<object> {
 describe('memory retained by a connection', function () {
   this.timeout(60_000);
 
-  it('keeps nothing of a closed connection whose 20,000 handlers held their responders from their own signals (regression, issue 11 defect 2)', async () => {
+  it('keeps nothing of a closed connection whose 20,000 handlers held their responders from their own signals', async () => {
     const before = await retainedHeap();
     await closeWithHandlersHoldingTheirSignals(20_000);
     const growth = (await retainedHeap()) - before;
     expect(growth, `${(growth / MiB).toFixed(1)} MiB retained`).to.be.below(2 * MiB);
   });
 
-  it('keeps neither the params nor the entries of 5,000 requests of 10 KB given up after their timeout (regression, issue 11 defect 6)', async () => {
+  it('keeps neither the params nor the entries of 5,000 requests of 10 KB given up after their timeout', async () => {
     const input = new PassThrough();
     const output = new PassThrough();
     output.resume(); // the peer reads everything and never answers

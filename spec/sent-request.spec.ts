@@ -1,5 +1,5 @@
 /**
- * SentRequest and PreparedRequest API edges (issue 10): detach() and awaiting, the id of a request
+ * SentRequest and PreparedRequest API edges: detach() and awaiting, the id of a request
  * that was never sent, typed errors for a second send() and impossible forwards.
  */
 import { expect } from 'chai';
@@ -37,7 +37,7 @@ describe('SentRequest (API edges)', () => {
     await Promise.all([client.close(), agent.close()]);
   });
 
-  describe('#then() while the request is pending (issue 14: no promise of its own)', () => {
+  describe('#then() while the request is pending (no promise of its own)', () => {
     it('runs its callback after the code that routed the answer has returned, never inside it', async () => {
       const input = new PassThrough();
       const output = new PassThrough().resume();
@@ -122,7 +122,7 @@ describe('SentRequest (API edges)', () => {
   });
 
   describe('given up after its timeout', () => {
-    it('is settled at once and no longer pending; its late answer passes without a warning (issue 11 defect 6)', async () => {
+    it('is settled at once and no longer pending; its late answer passes without a warning', async () => {
       const warnings: unknown[] = [];
       client.on('warning', (warning) => warnings.push(warning));
       const sent = client.sendRequest('hold', undefined, { timeout: 1, timeoutGrace: 1 });

@@ -24,19 +24,17 @@ const RESOLVED = Promise.resolve();
 
 /**
  * A message this long or longer is written as a chunk of its own, its newline opening the next
- * chunk: appending the newline to it would make V8 copy the whole text into a new string (a
- * 1 MiB message: ~1 ms of CPU and a 1 MiB allocation). Shorter ones are joined, newline included.
+ * chunk: appending the newline to it would make V8 copy the whole text into a new string of the
+ * same size. Shorter ones are joined, newline included.
  */
 const OWN_CHUNK_CHARS = 64 * 1024;
 
 /**
  * To a socket (a pipe, a child's stdio, TCP), the queue is written as soon as it holds this many
  * characters, without waiting for the flush: the process at the other end starts on the first
- * messages of a burst while this one is still producing the rest. Batching a whole burst made the
- * two processes take turns: with 100 requests in flight over a child's stdio, each side read and
- * wrote bursts of 100 lines, and acp-wire ran at 0.65–0.74× the raw baseline's round trips while
- * using less CPU per round trip; writing every 4 KiB, 1.2× (see bench/README.md). In-process
- * streams keep the whole batch: there only CPU counts, and one `write()` costs less than several.
+ * messages of a burst while this one is still producing the rest; batching a whole burst would
+ * make the two processes take turns, each waiting for the other's burst. In-process streams keep
+ * the whole batch: there only CPU counts, and one `write()` costs less than several.
  */
 const EARLY_WRITE_CHARS = 4 * 1024;
 
@@ -44,16 +42,14 @@ const EARLY_WRITE_CHARS = 4 * 1024;
  * Queues lines and writes them together in a microtask queued by the first line: the lines
  * written by synchronous code go out in one `write()` right after it returns, before the event
  * loop moves on, together with those written by the promise callbacks already queued then; later
- * ones in one more. (A `setImmediate` flush batched a little more but cost a whole event-loop turn
- * per round trip: in-process sequential round trips ran at 44% of the raw baseline instead of 66%.
- * A `process.nextTick` flush cost 3,500 more instructions per round trip than a microtask: 7% of
- * an in-process round trip, measured with cachegrind.) Honours
- * backpressure: reports when the output is full and when it has drained, and reports it early, as
- * soon as the queue alone reaches the output's `writableHighWaterMark`. A long message is a chunk
- * of its own (see {@link OWN_CHUNK_CHARS}); the chunks of one flush are written corked. To a
- * socket, what is queued is also written once it reaches {@link EARLY_WRITE_CHARS}. To an
- * output that offers a {@link MessagePort} (a WebSocket) the messages of a flush are handed over
- * as they are, one frame each, without newlines and without `write()`.
+ * ones in one more. (A microtask: `setImmediate` would add an event-loop turn to every round trip,
+ * and `process.nextTick` costs more per flush.) Honours backpressure: reports when the output is
+ * full and when it has drained, and reports it early, as soon as the queue alone reaches the
+ * output's `writableHighWaterMark`. A long message is a chunk of its own (see
+ * {@link OWN_CHUNK_CHARS}); the chunks of one flush are written corked. To a socket, what is
+ * queued is also written once it reaches {@link EARLY_WRITE_CHARS}. To an output that offers a
+ * {@link MessagePort} (a WebSocket) the messages of a flush are handed over as they are, one frame
+ * each, without newlines and without `write()`.
  *
  * @internal
  */

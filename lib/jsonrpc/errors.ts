@@ -150,8 +150,8 @@ function serializableData(data: unknown): JsonValue | undefined {
  *
  * @remarks Such an error is created while a received line is dispatched: its stack would only list
  * acp-wire's own receive path (decoder, dispatch, routing), never the code that sent the request or
- * awaits it. Capturing those frames (walking and translating optimized frames) was the largest
- * single cost of a cancellation. Its `stack` is its first line only (`RpcError: Request cancelled`).
+ * awaits it, so capturing them (walking and translating optimized frames) would be work for
+ * nothing on every cancellation. Its `stack` is its first line only (`RpcError: Request cancelled`).
  *
  * @internal
  */

@@ -23,13 +23,12 @@ const RESOLVED = Promise.resolve();
  * its waiter until {@link completeWaiters}.
  *
  * @remarks
- * A request used to create a promise of its own on the first `then()` and return
- * `promise.then(onFulfilled, onRejected)`: per awaiting caller that is two promises, their
- * resolving functions and a reaction, held while the request is pending. Here the promise `then()`
- * returns is the only one; its callbacks run in a microtask once the answer is known, exactly as a
- * reaction job runs them (a callback that is not a function passes the outcome through; a value is
- * adopted, a throw rejects). Nothing is created for a request nobody awaits, so an unconsumed
- * failure never becomes an unhandled rejection.
+ * The request has no promise of its own: returning `promise.then(onFulfilled, onRejected)` from one
+ * would hold two promises, their resolving functions and a reaction per awaiting caller while the
+ * request is pending. Here the promise `then()` returns is the only one; its callbacks run in a
+ * microtask once the answer is known, exactly as a reaction job runs them (a callback that is not
+ * a function passes the outcome through; a value is adopted, a throw rejects). Nothing is created
+ * for a request nobody awaits, so an unconsumed failure never becomes an unhandled rejection.
  *
  * @internal
  */

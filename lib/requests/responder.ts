@@ -12,11 +12,10 @@ import type { JsonValue, RequestId, ErrorObject } from '../jsonrpc/message';
  * The key under which a Responder keeps its request for the library's other modules.
  *
  * @remarks
- * Why a symbol and not a `WeakMap`: a `WeakMap.set` per received request measured ~1.5 µs under
- * load here (ephemeron bookkeeping), a quarter of a whole round trip, while a symbol-keyed field
- * costs nothing measurable. The symbol is not exported by the package: only acp-wire's own modules
- * reach the request through it. (It is not a secret: `Object.getOwnPropertySymbols` shows it. It is
- * not an API either.)
+ * Why a symbol and not a `WeakMap`: a `WeakMap.set` per received request pays for ephemeron
+ * bookkeeping on the hot path, while a symbol-keyed field is an ordinary property. The symbol is
+ * not exported by the package: only acp-wire's own modules reach the request through it. (It is
+ * not a secret: `Object.getOwnPropertySymbols` shows it. It is not an API either.)
  *
  * @internal
  */

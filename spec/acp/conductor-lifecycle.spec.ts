@@ -1,6 +1,6 @@
 /**
- * The Conductor's start and end: a component that cannot be started (issue 10, item 5), a bounded
- * close with a component that never reads its stdin (issue 11, defect 3), `Symbol.asyncDispose`.
+ * The Conductor's start and end: a component that cannot be started, a bounded close with a
+ * component that never reads its stdin, `Symbol.asyncDispose`.
  */
 import { expect } from 'chai';
 import { Conductor, RpcError, type ChildExit } from '../../lib';
@@ -81,7 +81,7 @@ describe('Conductor lifecycle', function () {
   });
 
   describe('#close()', () => {
-    it('ends a component that never reads its stdin while bytes are queued for it (issue 11, defect 3)', async () => {
+    it('ends a component that never reads its stdin while bytes are queued for it', async () => {
       let forwarded!: () => void;
       const isForwarded = new Promise<void>((resolve) => (forwarded = resolve));
       const conductor = new Conductor({

@@ -1,7 +1,6 @@
 /**
  * listenConductor(): a chain per TCP client, started on the client's first byte, bounded in
- * number and idle time (issue 11, defect 5); components named by a URL connected per chain
- * (issue 13, item 5).
+ * number and idle time; components named by a URL connected per chain.
  */
 import { expect } from 'chai';
 import { once } from 'node:events';

@@ -148,7 +148,7 @@ describe('SentRequest', () => {
   });
 
   describe('#forwardResponseTo() edge cases', () => {
-    it('still settles the request for a caller that also awaits it (regression, issue 5)', async () => {
+    it('still settles the request for a caller that also awaits it', async () => {
       hops.agent.onRequest('echo', (params) => params);
       let awaited: Promise<unknown> | undefined;
       hops.proxyUp.onRequest('echo', (params, responder: Responder) => {
@@ -160,7 +160,7 @@ describe('SentRequest', () => {
       expect(await awaited).to.deep.equal([2]);
     });
 
-    it('answers upstream -32800 when an already-aborted signal stopped the request before it was sent (regression, issue 5)', async () => {
+    it('answers upstream -32800 when an already-aborted signal stopped the request before it was sent', async () => {
       hops.proxyUp.onRequest('never', (params, responder: Responder) => {
         hops.proxyDown.sendRequest('never', params, { signal: AbortSignal.abort() }).forwardResponseTo(responder);
       });
@@ -168,7 +168,7 @@ describe('SentRequest', () => {
       expect(error).to.be.instanceOf(RpcError).and.deep.include({ code: -32800, data: undefined });
     });
 
-    it('answers upstream request_timeout when the request was given up after its timeout before being forwarded (regression, issue 5)', async () => {
+    it('answers upstream request_timeout when the request was given up after its timeout before being forwarded', async () => {
       hops.agent.onRequest('ignore', (_params, responder: Responder) => void hops.agent.once('close', () => responder));
       const downstream = hops.proxyDown.sendRequest('ignore', undefined, { timeout: 1, timeoutGrace: 1 });
       await downstream.then(undefined, () => undefined);
@@ -179,7 +179,7 @@ describe('SentRequest', () => {
         .and.deep.include({ code: -32603, data: { reason: 'request_timeout', method: 'late' } });
     });
 
-    it('throws instead of handing the responder off when the request was detached and its answer discarded (regression, issue 5)', async () => {
+    it('throws instead of handing the responder off when the request was detached and its answer discarded', async () => {
       hops.agent.onRequest('echo', (params) => params);
       const downstream = hops.proxyDown.sendRequest('echo', [3]);
       downstream.detach();
@@ -191,7 +191,7 @@ describe('SentRequest', () => {
       expect((error as RpcError).data).to.match(/detached/);
     });
 
-    it('throws when the answer is already forwarded to another responder (regression, issue 5)', async () => {
+    it('throws when the answer is already forwarded to another responder', async () => {
       const answers: unknown[] = [];
       hops.agent.onRequest('echo', (params) => params);
       hops.proxyUp.onRequest('twice', (_params, responder: Responder) => {

@@ -1,6 +1,6 @@
 /**
  * Every ACP message that AcpClient and AcpAgent send validates against the official JSON schema
- * of the negotiated version (issue 12): a scripted session in ACP v1 and in v2 between the two
+ * of the negotiated version: a scripted session in ACP v1 and in v2 between the two
  * helpers, each side's wire trace checked.
  */
 import { expect } from 'chai';

@@ -1,6 +1,6 @@
 /**
- * InitializeGate (lib/acp/initialize.ts): the agent-side ACP `initialize` rule of spec/wire.md and
- * issue 3, in memory over a Connection driven by raw lines (exact error objects).
+ * InitializeGate (lib/acp/initialize.ts): the agent-side ACP `initialize` rule of docs/wire.md, in
+ * memory over a Connection driven by raw lines (exact error objects).
  */
 import { expect } from 'chai';
 import { InitializeGate, RpcError, type Responder } from '../../lib';

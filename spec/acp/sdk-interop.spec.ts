@@ -1,6 +1,6 @@
 /**
  * acp-wire's ACP helpers and the official SDK (`@agentclientprotocol/sdk`), both ways, both
- * versions (issue 12): the SDK's v1 agent (default entry point) and v2 agent
+ * versions: the SDK's v1 agent (default entry point) and v2 agent
  * (`experimental/v2`) driven by AcpClient; the SDK's clients against AcpAgent; version refusals
  * byte for byte. In process, over a pair of streams.
  */

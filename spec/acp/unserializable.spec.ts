@@ -1,5 +1,5 @@
 /**
- * Issue 11, defect 1, in process: a value that JSON.parse read but JSON.stringify cannot write again
+ * In process: a value that JSON.parse read but JSON.stringify cannot write again
  * (nested 20,000 deep) reaches a forwarding hop. The hop answers `-32603` naming the cause, or
  * reports a dropped notification as a warning, and never throws out of its input stream's handler.
  */
@@ -31,7 +31,7 @@ function rawPeer(): { raw: RawPeer; warnings: AcpWireError[] } {
   return { raw, warnings };
 }
 
-describe('ProxyComponent with a value that cannot be serialized again (issue 11, defect 1)', () => {
+describe('ProxyComponent with a value that cannot be serialized again', () => {
   let raw: RawPeer;
   let warnings: AcpWireError[];
   beforeEach(async () => {
@@ -82,7 +82,7 @@ describe('ProxyComponent with a value that cannot be serialized again (issue 11,
   });
 });
 
-describe('sendProxiedMessageTo() with a value that cannot be serialized again (issue 11, defect 1)', () => {
+describe('sendProxiedMessageTo() with a value that cannot be serialized again', () => {
   let upstream: RawPeer;
   let downstream: RawPeer;
   beforeEach(() => {

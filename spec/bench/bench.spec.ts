@@ -104,7 +104,7 @@ describe('summarize()', () => {
     expect(cost!.overheadPct).to.be.closeTo(10, 1e-9);
   });
 
-  it('gives the median of the per-round ratios, not the ratio of the medians (issue 14)', () => {
+  it('gives the median of the per-round ratios, not the ratio of the medians', () => {
     const paired: SideBySide = {
       cells: [
         { transport: 'tcp', workload: 'sequential', variant: 'raw', runs: [run(100, 1), run(400, 1), run(400, 1)] },
@@ -117,7 +117,7 @@ describe('summarize()', () => {
     expect(row.vsRaw).to.be.closeTo(0.9, 1e-9);
   });
 
-  it("gives the CPU ratio as raw CPU per operation over the library's (issue 14)", () => {
+  it("gives the CPU ratio as raw CPU per operation over the library's", () => {
     const cpuRun = (cpuUs: number) => ({ ops: 100, seconds: 1, latencyUs: undefined, failures: 0, cpuUs });
     const cpu: SideBySide = {
       cells: [

@@ -1,5 +1,5 @@
 /**
- * The `signal`, `timeout` and `timeoutGrace` options of `Connection#sendRequest()` (issue 3).
+ * The `signal`, `timeout` and `timeoutGrace` options of `Connection#sendRequest()`.
  * In memory, counting the exact lines the client writes. Timer cleanup is checked with
  * `process.getActiveResourcesInfo()` (only ref'd timers keep a process alive, and only they count).
  */

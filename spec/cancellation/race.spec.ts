@@ -1,5 +1,5 @@
 /**
- * The cancellation race (issue 3): two connections that each send requests to, and serve, the
+ * The cancellation race: two connections that each send requests to, and serve, the
  * other, with random cancels from both sides (cancel(), a retained handle, an AbortSignal, a
  * forwarded AbortSignal; before, around and after settlement) and random handler reactions (ignore,
  * cooperate, finish early, drop the responder, throw). Deterministic: a seeded PRNG drives every

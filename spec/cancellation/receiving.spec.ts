@@ -1,5 +1,5 @@
 /**
- * Receiving `$/cancel_request` (issue 3): what the cancelled request's responder observes and the
+ * Receiving `$/cancel_request`: what the cancelled request's responder observes and the
  * exact lines the connection writes. In memory, over a Connection driven by raw lines.
  */
 import { expect } from 'chai';
@@ -73,7 +73,7 @@ describe('Receiving $/cancel_request', () => {
       for (const responder of held) responder.respondCancelled();
     });
 
-    it('returns an aborted responder.signal when it is first read after the cancel arrived (regression, issue 3)', async () => {
+    it('returns an aborted responder.signal when it is first read after the cancel arrived', async () => {
       const held = holdRequests(peer, 'work');
       peer.send({ jsonrpc: '2.0', id: 3, method: 'work' });
       peer.send(cancelLine(3));
@@ -84,7 +84,7 @@ describe('Receiving $/cancel_request', () => {
       held[0]!.respondCancelled();
     });
 
-    it('returns an aborted responder.signal when it is first read after the connection closed (regression, issue 3)', async () => {
+    it('returns an aborted responder.signal when it is first read after the connection closed', async () => {
       const held = holdRequests(peer, 'work');
       peer.send({ jsonrpc: '2.0', id: 4, method: 'work' });
       await barrier(peer, 'b');

@@ -1,5 +1,5 @@
 /**
- * The sending side of cancellation (issue 3): SentRequest, PreparedRequest, drop-cancel and the
+ * The sending side of cancellation: SentRequest, PreparedRequest, drop-cancel and the
  * once-only `$/cancel_request`. In memory, counting the exact lines the client writes.
  */
 import { expect } from 'chai';
@@ -113,7 +113,7 @@ describe('SentRequest', () => {
       work.held[1]!.respondCancelled();
     });
 
-    it('sends exactly one $/cancel_request when the SentRequest is dropped and a collection runs in the job that sent it (issue 14)', async () => {
+    it('sends exactly one $/cancel_request when the SentRequest is dropped and a collection runs in the job that sent it', async () => {
       // The registration waits for the sender's chance to await; until then the request is held
       // strongly, so this collection cannot lose it: a later one cancels it.
       dropUnconsumed(work.pair.left);
@@ -127,7 +127,7 @@ describe('SentRequest', () => {
       work.held[0]!.respondCancelled();
     });
 
-    it('sends no cancel when a SentRequest first awaited in a later turn is collected while still pending (issue 14)', async () => {
+    it('sends no cancel when a SentRequest first awaited in a later turn is collected while still pending', async () => {
       const later = sendHeld(work.pair.left);
       dropUnconsumed(work.pair.left);
       await received(2);

@@ -1,5 +1,5 @@
 /**
- * request-cancellation.txt, section "Unanswered Requests", and the responder tracker (issue 3):
+ * request-cancellation.txt, section "Unanswered Requests", and the responder tracker:
  * one spec per sentence. Wire rules run against the wire agent over child-process stdio; the rest
  * runs in memory with exact lines. GC cases create their target inside a helper function, then
  * `collectGarbage()`; every "nothing is sent" case carries a positive control that is answered.
@@ -256,7 +256,7 @@ describe('Request cancellation: Unanswered Requests', () => {
       expect(peer.out.lineOf(answer)).to.equal(`{"jsonrpc":"2.0","id":1,"error":${CANCELLED_ERROR}}`);
     });
 
-    it('lets the error of a handler that leaves a `using` block by throwing win over the automatic answer (regression, issue 3)', async () => {
+    it('lets the error of a handler that leaves a `using` block by throwing win over the automatic answer', async () => {
       peer.connection.onRequest('usingThrows', (_params, responder) => {
         using scoped = responder;
         void scoped;
@@ -278,7 +278,7 @@ describe('Request cancellation: Unanswered Requests', () => {
       ]);
     });
 
-    it('lets the value a handler returns from inside a `using` block be the answer (regression, issue 3)', async () => {
+    it('lets the value a handler returns from inside a `using` block be the answer', async () => {
       peer.connection.onRequest('usingReturns', async (_params, responder) => {
         using scoped = responder;
         void scoped;

@@ -1,7 +1,6 @@
 /**
  * The `acp-wire` command line as a user runs it (`node dist/bin/acp-wire.js …`): help, version,
  * usage errors (exit 2, one line naming the problem) and system errors (exit 1, one line).
- * Issue 10, item 5.
  */
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';

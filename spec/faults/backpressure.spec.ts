@@ -92,7 +92,7 @@ function whenFull(output: Writable): Promise<void> {
   });
 }
 
-describe('Connection whose peer stops reading (backpressure) (issue 7)', function () {
+describe('Connection whose peer stops reading (backpressure)', function () {
   this.timeout(60_000);
   useBuild();
 
@@ -119,7 +119,7 @@ describe('Connection whose peer stops reading (backpressure) (issue 7)', functio
       expect(stall.outputFull).to.equal(true);
     });
 
-    it('issue 7: dispatches only the requests whose answers the output can take before it fills', () => {
+    it('dispatches only the requests whose answers the output can take before it fills', () => {
       // The pipe (64 KiB) and the stream's buffer (16 KiB) hold about five 16 KiB answers.
       expect(stall.dispatched).to.be.greaterThan(0).and.at.most(16);
     });
@@ -175,7 +175,7 @@ describe('Connection whose peer stops reading (backpressure) (issue 7)', functio
   });
 
   describe('two peers that flood each other with large requests at once', () => {
-    it('issue 7: answers every request on both sides (neither waits for the other to read)', async () => {
+    it('answers every request on both sides (neither waits for the other to read)', async () => {
       const peer = spawnFaultPeer('agent');
       peer.child.stderr!.resume();
       try {

@@ -67,7 +67,7 @@ async function killInChain(victim: Victim): Promise<ChainDeath> {
   };
 }
 
-describe('Conductor chain whose proxy or agent is killed mid-request (issue 7)', function () {
+describe('Conductor chain whose proxy or agent is killed mid-request', function () {
   this.timeout(60_000);
   const rejections = new UnhandledRejections();
   useBuild();

@@ -24,7 +24,7 @@ function halfClosePeer(): { peer: RawPeer; held: AbortSignal[] } {
   return { peer, held };
 }
 
-describe('Connection whose peer half-closes (ends its write side) (issue 7)', () => {
+describe('Connection whose peer half-closes (ends its write side)', () => {
   useBuild();
   const rejections = new UnhandledRejections();
   before(() => rejections.install());

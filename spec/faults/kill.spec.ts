@@ -128,7 +128,7 @@ function nthSettled(promises: Promise<void>[], n: number): Promise<void> {
   });
 }
 
-describe('Connection to a peer process killed mid-request (issue 7)', function () {
+describe('Connection to a peer process killed mid-request', function () {
   this.timeout(60_000);
   useBuild();
   const rejections = new UnhandledRejections();

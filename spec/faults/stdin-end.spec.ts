@@ -6,7 +6,7 @@ import { childClosed, spawnFixture, useBuild } from '../helpers/processes';
 const line = (id: number, method: string, params?: unknown): string =>
   `${JSON.stringify(params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params })}\n`;
 
-describe('An agent on stdio whose stdin ends while handlers still run (issue 7)', function () {
+describe('An agent on stdio whose stdin ends while handlers still run', function () {
   this.timeout(30_000);
   useBuild();
   let agent: ChildProcess;

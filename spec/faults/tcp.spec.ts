@@ -47,7 +47,7 @@ async function holdRequests(rig: TcpRig, count: number): Promise<ReturnType<type
   return sent;
 }
 
-describe('Connection over a TCP socket that is reset or destroyed (issue 7)', () => {
+describe('Connection over a TCP socket that is reset or destroyed', () => {
   const rejections = new UnhandledRejections();
   before(() => rejections.install());
   after(() => rejections.uninstall());

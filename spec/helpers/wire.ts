@@ -1,5 +1,5 @@
 /**
- * The exact-bytes cases of spec/wire.md, run against spec/fixtures/echo-peer.ts over any line
+ * The exact-bytes cases of docs/wire.md, run against spec/fixtures/echo-peer.ts over any line
  * exchange (a child's stdio, a TCP socket).
  */
 import { expect } from 'chai';
@@ -22,7 +22,7 @@ export interface LineExchange {
 }
 
 /**
- * One exact-bytes claim of spec/wire.md against echo-peer: the line sent, and the one line expected
+ * One exact-bytes claim of docs/wire.md against echo-peer: the line sent, and the one line expected
  * back (a RegExp where the `data` text is free), or `null` for "nothing is sent back".
  */
 interface WireCase {
@@ -37,7 +37,7 @@ const JSON_STRING = String.raw`"(?:[^"\\]|\\.)*"`;
 const invalidRequest = (id: string): RegExp =>
   new RegExp(String.raw`^\{"jsonrpc":"2\.0","id":${id},"error":\{"code":-32600,"message":"Invalid Request","data":${JSON_STRING}\}\}$`);
 
-/** The error replies and silences of spec/wire.md, as exact lines. */
+/** The error replies and silences of docs/wire.md, as exact lines. */
 export const WIRE_CASES: readonly WireCase[] = [
   {
     title: 'answers a line that is not JSON with -32700 and id null',

@@ -6,7 +6,7 @@ import { cuts, fuzzParameters, garbageBytes, isLongFuzzRun, message } from '../h
 import { RawPeer } from '../helpers/peers';
 
 /**
- * The oracle: what spec/wire.md says a parsed line is, written here from its rules and not with the
+ * The oracle: what docs/wire.md says a parsed line is, written here from its rules and not with the
  * library's own `classify()`. Not an object: invalid. With `method`: a request (with `id`) or a
  * notification, invalid when `jsonrpc` is not "2.0", `method` is not a string, `id` is present but
  * not a string, number or null, or `params` is present but neither an object nor an array.

@@ -1,5 +1,5 @@
 /**
- * The WebSocket transport: spec/wire.md's exact answers with one message per text frame, the
+ * The WebSocket transport: docs/wire.md's exact answers with one message per text frame, the
  * client, frame errors with their close codes, and each socket as its own connection.
  */
 import { expect } from 'chai';
@@ -41,7 +41,7 @@ describe('WebSocket transport', () => {
     await expectTcpHandles(baseline);
   });
 
-  describe('wire answers over text frames (spec/wire.md)', () => {
+  describe('wire answers over text frames (docs/wire.md)', () => {
     let socket: RawWebSocket;
     beforeEach(async () => {
       socket = await connectRawWebSocket(listener.url);

@@ -11,7 +11,7 @@ import { useBuild } from '../helpers/processes';
 const TOTAL = Number(process.env.SOAK_CHILD_REQUESTS ?? 2000);
 const SEED = Number(process.env.SOAK_SEED ?? 11);
 
-describe('Race soak, over a child process (issue 7)', function () {
+describe('Race soak, over a child process', function () {
   this.timeout(Math.max(60_000, TOTAL * 30));
   useBuild();
   const trace = new TraceChecker();

@@ -35,7 +35,7 @@ function chainRequest(random: () => number): SoakRequest {
   }
 }
 
-describe('Race soak through the conductor with two proxies (issue 7)', function () {
+describe('Race soak through the conductor with two proxies', function () {
   this.timeout(Math.max(120_000, TOTAL * 60));
   const rejections = new UnhandledRejections();
   /** Our own connection's trace, and the conductor's side of each hop. */

@@ -8,7 +8,7 @@ import { TraceChecker } from '../helpers/trace-checker';
 const TOTAL = Number(process.env.SOAK_REQUESTS ?? 4000);
 const SEED = Number(process.env.SOAK_SEED ?? 7);
 
-describe('Race soak, in memory (issue 7)', function () {
+describe('Race soak, in memory', function () {
   this.timeout(Math.max(60_000, TOTAL * 30));
   const traceA = new TraceChecker();
   const traceB = new TraceChecker();

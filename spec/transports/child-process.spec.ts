@@ -21,7 +21,7 @@ describe('spawnConnection()', () => {
     ECHO_PEER = fixtureArgs('echo-peer');
   });
 
-  it('is closed by `await using`: leaving the block ends the child and closes the connection (issue 10)', async () => {
+  it('is closed by `await using`: leaving the block ends the child and closes the connection', async () => {
     let seen: ReturnType<typeof spawnConnection> | undefined;
     {
       await using spawned = spawnConnection(process.execPath, ECHO_PEER, { env: fixtureEnv() });
@@ -86,7 +86,7 @@ describe('spawnConnection()', () => {
     expect(() => spawnConnection(process.execPath, [], { killTimeoutMs: -1 })).to.throw(RangeError, /killTimeoutMs/);
   });
 
-  describe('#close() and the process tree (issue 12 item 6, issue 11 defect 3)', () => {
+  describe('#close() and the process tree', () => {
     /** Waits for `pattern` on the child's stderr and returns the pids of the child and its descendants. */
     async function treeOf(spawned: ChildConnection, stderr: LineReader, pattern: RegExp): Promise<number[]> {
       await stderr.findText(pattern);

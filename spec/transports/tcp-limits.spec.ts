@@ -1,5 +1,5 @@
 /**
- * listenTcp's bounds (issue 11, defect 5): at most `maxConnections` at once, and an idle timeout
+ * listenTcp's bounds: at most `maxConnections` at once, and an idle timeout
  * that never closes a connection with work in flight.
  */
 import { expect } from 'chai';

@@ -41,7 +41,7 @@ describe('TCP transport', () => {
   afterEach(() => listener?.close());
 
   describe('listenTcp()', () => {
-    it('is closed by `await using`: leaving the block stops listening and closes its connections (issue 10)', async () => {
+    it('is closed by `await using`: leaving the block stops listening and closes its connections', async () => {
       let server: Server | undefined;
       let client: Connection | undefined;
       let clientClosed: Promise<[CloseReason]> | undefined;

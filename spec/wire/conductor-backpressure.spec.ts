@@ -1,5 +1,5 @@
 /**
- * Issue 11, defect 4, through the real conductor process: an agent that does not read its stdin
+ * Backpressure through the real conductor process: an agent that does not read its stdin
  * makes `acp-wire conduct` stop reading its client once it holds its backlog limit; the client's
  * writes back up on the client's side of the pipe, and the conductor's memory stays bounded. Once
  * the agent reads, everything arrives. Bounds on bytes, never on time.
@@ -24,7 +24,7 @@ function rssOf(pid: number): number {
   return Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)![1]) * 1024;
 }
 
-describe('acp-wire conduct with an agent that does not read its stdin (issue 11, defect 4)', function () {
+describe('acp-wire conduct with an agent that does not read its stdin', function () {
   this.timeout(60000);
   before(function () {
     if (!existsSync('/proc/self/status')) this.skip();

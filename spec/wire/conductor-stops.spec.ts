@@ -1,7 +1,6 @@
 /**
  * How `acp-wire conduct` ends when things go wrong, through the real process: a component that
- * cannot be started (issue 10, item 5) and SIGTERM/SIGINT with an agent that never reads its stdin
- * (issue 11, defect 3).
+ * cannot be started and SIGTERM/SIGINT with an agent that never reads its stdin.
  */
 import { expect } from 'chai';
 import { AGENT_COMMAND, spawnConductor, traceOf } from '../helpers/chain';

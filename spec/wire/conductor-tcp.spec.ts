@@ -1,5 +1,5 @@
 /**
- * `acp-wire conduct --tcp` bounds through the real process (issue 11, defect 5): a chain starts on
+ * `acp-wire conduct --tcp` bounds through the real process: a chain starts on
  * the client's first byte, `--max-chains` refuses clients beyond it, `--idle-timeout` closes idle
  * clients. Agents are counted by the `started <pid>` line a preload writes on stderr.
  */

@@ -1,5 +1,5 @@
 /**
- * The conductor and a passthrough proxy in ACP v1 and v2 (issue 12): the version negotiated on
+ * The conductor and a passthrough proxy in ACP v1 and v2: the version negotiated on
  * each hop is recorded and shown by `--trace`; prompts, `session/cancel` and `$/cancel_request`
  * work hop by hop in both versions; an error response without an `id` (what codex-acp answers to
  * `$/cancel_request`) is logged and dropped, and the request still gets its one answer.

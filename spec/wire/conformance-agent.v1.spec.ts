@@ -1,5 +1,5 @@
 /**
- * The conformance agent in ACP v1 (issue 12): version negotiation, a v1 turn with exact lines,
+ * The conformance agent in ACP v1: version negotiation, a v1 turn with exact lines,
  * every ACP message valid against the v1 JSON schema, and the official SDK's v1 client (the
  * package's default entry point) driving it.
  * Needs dist/: `npm test` builds first; run alone, the `before` hook builds when dist is stale.

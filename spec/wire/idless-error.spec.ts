@@ -1,5 +1,5 @@
 /**
- * Tolerating what real agents send (issue 12): an error response with no `id` — codex-acp answers
+ * Tolerating what real agents send: an error response with no `id` — codex-acp answers
  * `$/cancel_request` that way — is logged and dropped, nothing is sent back, nothing breaks, and
  * the request the cancel was for still gets its one answer. Raw lines on both ends.
  */

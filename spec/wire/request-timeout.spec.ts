@@ -1,5 +1,5 @@
 /**
- * Issue 11, "no timeout anywhere in a chain": with `--request-timeout MS` (the library's
+ * The conductor's request deadline: with `--request-timeout MS` (the library's
  * `requestTimeoutMs`), a request forwarded toward an agent that is alive but never answers is
  * cancelled on the hop and answered `-32603` `{"reason":"request_timeout","method"}`. Driven
  * through the real conductor with raw NDJSON and a fixture agent that never answers.
@@ -31,7 +31,7 @@ async function startChain(args: readonly string[]): Promise<SpawnedProcess> {
   return chain;
 }
 
-describe('acp-wire conduct --request-timeout (issue 11)', function () {
+describe('acp-wire conduct --request-timeout', function () {
   this.timeout(30000);
   useBuild();
 
@@ -87,7 +87,7 @@ describe('acp-wire conduct --request-timeout (issue 11)', function () {
   });
 });
 
-describe('Conductor requestTimeoutMs (issue 11)', () => {
+describe('Conductor requestTimeoutMs', () => {
   for (const value of [-1, Number.NaN, Number.POSITIVE_INFINITY, '300' as unknown as number]) {
     it(`throws RangeError naming requestTimeoutMs for ${String(value)}, starting nothing`, () => {
       const [client, other] = createConnectionPair();

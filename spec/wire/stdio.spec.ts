@@ -1,5 +1,5 @@
 /**
- * spec/wire.md over a real child process's stdin/stdout: exact NDJSON lines in and out of
+ * docs/wire.md over a real child process's stdin/stdout: exact NDJSON lines in and out of
  * spec/fixtures/echo-peer.ts, and the process-level contract (exit, stderr, trace logging).
  */
 import { expect } from 'chai';
@@ -35,7 +35,7 @@ describe('wire over child-process stdio (echo-peer)', () => {
       ]);
     });
 
-    it('echoes ids that parse to a safe integer byte for byte, apart from a real request 0 (regression, issue 11 defect 9)', async () => {
+    it('echoes ids that parse to a safe integer byte for byte, apart from a real request 0', async () => {
       const start = peer.stdout.lines.length;
       peer.send(
         '{"jsonrpc":"2.0","id":1e-400,"method":"sleep","params":{"ms":20}}',

@@ -1,5 +1,5 @@
 /**
- * spec/wire.md over a real TCP socket on 127.0.0.1: exact NDJSON lines in and out of
+ * docs/wire.md over a real TCP socket on 127.0.0.1: exact NDJSON lines in and out of
  * `spec/fixtures/echo-peer.ts --tcp 0`, and the process-level contract of TCP peers and clients.
  */
 import { expect } from 'chai';

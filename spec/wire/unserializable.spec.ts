@@ -1,5 +1,5 @@
 /**
- * Issue 11, defect 1: a received value that cannot be serialized again (JSON.parse accepts any
+ * A received value that cannot be serialized again (JSON.parse accepts any
  * nesting, JSON.stringify overflows the stack past a few thousand levels) never crashes a hop that
  * forwards it. Driven through the real conductor and passthrough proxy processes with raw NDJSON.
  */
@@ -28,7 +28,7 @@ async function startChain(args: readonly string[]): Promise<SpawnedProcess> {
   return chain;
 }
 
-describe('a forwarded message that cannot be serialized again (issue 11, defect 1)', function () {
+describe('a forwarded message that cannot be serialized again', function () {
   this.timeout(30000);
   useBuild();
 
