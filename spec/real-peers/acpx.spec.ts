@@ -138,7 +138,7 @@ describe(`acpx ${installedVersion('acpx')} (real ACP v1 client) against the conf
     await expectNothingLeft();
   });
 
-  it('ends a turn [done] cancelled and exits 0 when a terminal Ctrl-C signals its whole process group, the conductor included (issue 12)', async () => {
+  it('ends a turn [done] cancelled and exits 0 when a terminal Ctrl-C signals its whole process group, the conductor included', async () => {
     // acpx does not detach its agent: a Ctrl-C reaches acpx and `acp-wire conduct` at once. The
     // conductor keeps routing until acpx has cancelled the turn and ended its stdin.
     const run = acpx(home, AGENTS.slow, ['exec', PROMPT], { detached: true });
