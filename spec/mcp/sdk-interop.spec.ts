@@ -11,6 +11,8 @@ import { expect } from 'chai';
 import * as z from 'zod';
 import { Connection, McpCaller, McpProvider, mcpServerHandler, type McpNotification, type McpServerHandler } from '../../lib';
 import { deferred, rejectionOf } from '../helpers/async';
+import type { LineReader } from '../helpers/lines';
+import { mcpChain, type McpChain } from '../helpers/mcp-chain';
 import { mcpAnswerErrors, mcpSchemaErrors, sdkHop, type SdkHop } from '../helpers/mcp-sdk';
 
 const SERVER_INFO = { name: 'wire-tools', version: '1.0.0' };
@@ -209,6 +211,118 @@ describe('MCP-over-ACP with the official ACP SDK', () => {
       await started;
       controller.abort();
       expect(await call).to.deep.equal({ result: 'late' });
+    });
+  });
+
+  describe("through a Conductor: the SDK's agent calls a proxy's server (serveMcp) and the SDK client's server", () => {
+    let chain: McpChain;
+    let tools: McpServerHandler;
+
+    beforeEach(async () => {
+      chain = mcpChain();
+      tools = mcpServerHandler(() => libraryTools(() => undefined));
+      chain.proxyProvider.register({ name: 'proxy-tools', serverId: 'proxy-tools', handler: tools.handler });
+      await chain.initialize();
+    });
+    afterEach(async () => {
+      await tools.close();
+      await chain.close();
+    });
+
+    /** The `mcp/message` request among `reader`'s lines, plain or in a `proxy/successor` envelope: its hop id and its params. */
+    function mcpRequestOn(reader: LineReader, requestId: string): { id: unknown; params: unknown } | undefined {
+      for (const message of reader.messages) {
+        const m = message as {
+          id?: unknown;
+          method?: string;
+          params?: { method?: string; params?: { requestId?: string }; requestId?: string };
+        };
+        if (m.id === undefined) continue;
+        if (m.method === 'mcp/message' && m.params?.requestId === requestId) return { id: m.id, params: m.params };
+        if (m.method === 'proxy/successor' && m.params?.method === 'mcp/message' && m.params.params?.requestId === requestId) {
+          return { id: m.id, params: m.params.params };
+        }
+      }
+      return undefined;
+    }
+
+    it("answers the proxy's server at the proxy and the client's at the SDK client; serverId, requestId and inner _meta are unchanged at every hop", async () => {
+      chain.sdkProvider.registerServer(chain.client.agent, {
+        name: 'client-tools',
+        serverId: 'client-tools',
+        handler: (context) => ({ result: { content: [{ type: 'text', text: `client saw ${context.method}` }] } }),
+      });
+      const fromProxy = await chain.caller.request(
+        chain.agent.client,
+        'proxy-tools',
+        'tools/call',
+        { name: 'echo', arguments: { text: 'p' } },
+        { requestId: 'to-proxy' },
+      );
+      expect(fromProxy).to.have.nested.property('result.content[0].text', 'p');
+      const fromClient = await chain.caller.request(
+        chain.agent.client,
+        'client-tools',
+        'tools/list',
+        { cursor: 'c' },
+        { requestId: 'to-client' },
+      );
+      expect(fromClient).to.deep.equal({ result: { content: [{ type: 'text', text: 'client saw tools/list' }] } });
+
+      const toClient = chain.towardClient.map((reader) => mcpRequestOn(reader, 'to-client'));
+      expect(toClient.every((hop) => hop !== undefined)).to.equal(true);
+      const sent = toClient[0]!.params as { params: { _meta: Record<string, unknown> } };
+      expect(sent).to.deep.equal({
+        serverId: 'client-tools',
+        requestId: 'to-client',
+        method: 'tools/list',
+        params: {
+          cursor: 'c',
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientCapabilities': {},
+            'io.modelcontextprotocol/clientInfo': { name: 'sdk-agent', version: '1.0.0' },
+          },
+        },
+      });
+      for (const hop of toClient) expect(hop!.params).to.deep.equal(sent);
+      // The proxy answers its own server: the request goes no further toward the client than proxy1.
+      const toProxy = chain.towardClient.map((reader) => mcpRequestOn(reader, 'to-proxy'));
+      expect(toProxy.map((hop) => hop !== undefined)).to.deep.equal([true, true, true, true, false, false]);
+      for (const hop of toProxy.slice(0, 4)) expect(hop!.params).to.deep.equal(toProxy[0]!.params);
+      expect(mcpSchemaErrors(chain.agentHop.fromSdk, chain.clientHop.fromWire)).to.deep.equal([]);
+      expect(mcpAnswerErrors(chain.clientHop.fromWire, chain.clientHop.fromSdk)).to.deep.equal([]);
+      expect(mcpAnswerErrors(chain.agentHop.fromSdk, chain.agentHop.fromWire)).to.deep.equal([]);
+    });
+
+    it("cancels hop by hop: each hop's $/cancel_request names that hop's id, the SDK client's handler aborts, the agent gets -32800", async () => {
+      const started = deferred<AbortSignal>();
+      chain.sdkProvider.registerServer(chain.client.agent, {
+        name: 'client-hang',
+        serverId: 'client-hang',
+        handler: ({ signal }) =>
+          new Promise((_resolve, reject) => {
+            started.resolve(signal);
+            signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+          }),
+      });
+      const controller = new AbortController();
+      const call = chain.caller.request(
+        chain.agent.client,
+        'client-hang',
+        'tools/call',
+        { name: 'x' },
+        { requestId: 'hang-1', signal: controller.signal },
+      );
+      const signal = await started.promise;
+      controller.abort();
+      expect(await rejectionOf(call)).to.have.property('code', -32800);
+      expect(signal.aborted).to.equal(true);
+      for (const reader of chain.towardClient) {
+        const { id } = mcpRequestOn(reader, 'hang-1')!;
+        const cancels = reader.messages.filter((m) => 'method' in m && m.method === '$/cancel_request') as { params: unknown }[];
+        expect(cancels, reader.toString()).to.deep.equal([{ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: id } }]);
+      }
     });
   });
 });
