@@ -192,3 +192,12 @@ export {
 export { McpProvider, McpServerIdTakenError, McpServerRegistration, type McpNotificationSink, type McpServerOptions } from './mcp/provider';
 export { McpProtocolError, type McpRequestContext, type McpRequestHandler } from './mcp/request-run';
 export { McpCaller, type McpCallOptions, type McpNotification, type McpRequestTarget } from './mcp/caller';
+export {
+  MCP_SERVER_LIBRARY,
+  McpServerLibraryMissingError,
+  mcpServerHandler,
+  type McpLibraryServer,
+  type McpLibraryServerFactory,
+  type McpServerHandler,
+  type McpServerHandlerOptions,
+} from './mcp/mcp-server-adapter';

@@ -46,7 +46,6 @@ interface ServerEntry {
   readonly handler: McpRequestHandler;
   readonly maxActiveRequests: number;
   readonly active: Map<string, McpRequestRun>;
-  readonly disposed: AbortController;
 }
 
 /**
@@ -112,7 +111,7 @@ export class McpProvider {
     if (!Number.isInteger(maxActiveRequests) || maxActiveRequests < 1) throw new RangeError('maxActiveRequests must be a positive integer');
     if (this.#usedIds.has(serverId)) throw new McpServerIdTakenError(serverId);
     this.#usedIds.add(serverId);
-    const entry: ServerEntry = { serverId, handler, maxActiveRequests, active: new Map(), disposed: new AbortController() };
+    const entry: ServerEntry = { serverId, handler, maxActiveRequests, active: new Map() };
     this.#servers.set(serverId, entry);
     return new McpServerRegistration(name, serverId, () => this.#unregister(entry));
   }
@@ -162,7 +161,7 @@ export class McpProvider {
         new RpcError(McpBindingErrorCode.ResourceLimitExceeded, 'MCP server has too many active requests', { serverId: envelope.serverId }),
       );
     }
-    const run = new McpRequestRun(envelope, [responder.signal, server.disposed.signal], (method, params) =>
+    const run = new McpRequestRun(envelope, [responder.signal], (method, params) =>
       notifications.sendNotification(MCP_MESSAGE_METHOD, notificationParams(envelope, method, params)),
     );
     server.active.set(envelope.requestId, run);
@@ -175,7 +174,10 @@ export class McpProvider {
   async #unregister(entry: ServerEntry): Promise<void> {
     if (this.#servers.get(entry.serverId) !== entry) return;
     this.#servers.delete(entry.serverId);
-    entry.disposed.abort(new Error(`MCP server ${entry.serverId} was unregistered`));
+    // Each active run is aborted directly: one shared signal would carry a listener per active
+    // request (Node warns past ten).
+    const reason = new Error(`MCP server ${entry.serverId} was unregistered`);
+    for (const run of entry.active.values()) run.abort(reason);
     await Promise.allSettled([...entry.active.values()].map((run) => run.settled));
   }
 }

@@ -121,10 +121,15 @@ export class McpRequestRun {
     );
   }
 
+  /** Aborts the handler's signal with `reason` (the server was unregistered); the request is answered `-32800`. */
+  abort(reason: unknown): void {
+    if (!this.#controller.signal.aborted) this.#controller.abort(reason);
+  }
+
   readonly #onAbort = (event: Event): void => this.#abort(event.target as AbortSignal);
 
   #abort(source: AbortSignal): void {
-    if (!this.#controller.signal.aborted) this.#controller.abort(source.reason);
+    this.abort(source.reason);
   }
 
   #finish<T>(outcome: () => T): T {

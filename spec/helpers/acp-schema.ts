@@ -69,6 +69,29 @@ export function acpValidator(definition: string, version: SchemaVersion = 2): Va
   return validate;
 }
 
+const UNSTABLE_ID = 'acp-v1-unstable';
+let unstableLoaded = false;
+
+/**
+ * The validation errors of `value` against a `$defs` entry of the ACP v1 unstable schema
+ * (`schema/v1/schema.unstable.json`: `MessageMcpRequest`, `MessageMcpResponse`, …), as readable
+ * lines (empty when valid).
+ */
+export function acpUnstableErrors(definition: string, value: unknown): string[] {
+  ajv ??= createAjv();
+  if (!unstableLoaded) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    ajv.addSchema(require('@agentclientprotocol/sdk/schema/v1/schema.unstable.json') as object, UNSTABLE_ID);
+    unstableLoaded = true;
+  }
+  const validate = ajv.getSchema(`${UNSTABLE_ID}#/$defs/${definition}`);
+  if (!validate) throw new Error(`no $defs entry ${definition} in the unstable schema`);
+  if (validate(value)) return [];
+  return (validate.errors ?? []).map(
+    (error) => `unstable ${definition}${error.instancePath} ${error.message ?? ''} ${JSON.stringify(error.params)}`,
+  );
+}
+
 /** The validation errors of `value` against a `$defs` entry, as readable lines (empty when valid). */
 export function acpErrors(definition: string, value: unknown, version: SchemaVersion = 2): string[] {
   const validate = acpValidator(definition, version);

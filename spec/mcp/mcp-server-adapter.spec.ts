@@ -1,0 +1,174 @@
+/**
+ * mcpServerHandler: tools written with the official MCP server library (`@modelcontextprotocol/server`)
+ * served over MCP-over-ACP, one hop (acp-wire's McpCaller → McpProvider), revision 2026-07-28
+ * without MCP `initialize`.
+ */
+import { McpServer } from '@modelcontextprotocol/server';
+import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
+import * as z from 'zod';
+import { McpCaller, McpProvider, mcpServerHandler, type McpNotification, type McpServerHandler } from '../../lib';
+import { deferred, rejectionOf } from '../helpers/async';
+import { tappedPair, type TappedPair } from '../helpers/peers';
+import { ROOT } from '../helpers/processes';
+
+const SERVER_INFO = { name: 'spec-tools', version: '1.0.0' };
+
+/** A fresh library server: `echo`, `progress` (two progress notifications) and `hang` (until cancelled). */
+function specTools(onHang?: (signal: AbortSignal) => void): McpServer {
+  const server = new McpServer(SERVER_INFO);
+  server.registerTool('echo', { inputSchema: z.object({ text: z.string() }) }, ({ text }) => ({ content: [{ type: 'text', text }] }));
+  server.registerTool('progress', { inputSchema: z.object({}) }, async (_args, ctx) => {
+    const progressToken = ctx.mcpReq._meta?.progressToken ?? 'none';
+    for (const progress of [1, 2]) {
+      await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress, total: 2 } });
+    }
+    return { content: [{ type: 'text', text: 'done' }] };
+  });
+  server.registerTool(
+    'hang',
+    { inputSchema: z.object({}) },
+    (_args, ctx) =>
+      new Promise((resolve) => {
+        onHang?.(ctx.mcpReq.signal);
+        ctx.mcpReq.signal.addEventListener('abort', () => resolve({ content: [] }), { once: true });
+      }),
+  );
+  return server;
+}
+
+describe('mcpServerHandler (tools written with the MCP server library)', () => {
+  let hop: TappedPair;
+  let provider: McpProvider;
+  let caller: McpCaller;
+  let tools: McpServerHandler;
+  let hung: ((signal: AbortSignal) => void) | undefined;
+
+  beforeEach(() => {
+    hop = tappedPair();
+    provider = new McpProvider();
+    provider.serve(hop.right);
+    caller = new McpCaller(hop.left, { clientInfo: { name: 'spec-agent', version: '1.0.0' } });
+    caller.listen(hop.left);
+    hung = undefined;
+    tools = mcpServerHandler(() => specTools((signal) => hung?.(signal)));
+    provider.register({ name: 'tools', serverId: 'tools', handler: tools.handler });
+  });
+  afterEach(async () => {
+    await tools.close();
+    await hop.close();
+  });
+
+  it('answers server/discover, tools/list and tools/call at revision 2026-07-28 without MCP initialize', async () => {
+    const discover = await caller.request('tools', 'server/discover');
+    expect(discover).to.have.nested.property('result.supportedVersions').that.deep.equals(['2026-07-28']);
+    const list = await caller.request('tools', 'tools/list');
+    expect(list).to.have.nested.property('result.tools').that.is.an('array').with.lengthOf(3);
+    const call = await caller.request('tools', 'tools/call', { name: 'echo', arguments: { text: 'hi' } });
+    expect(call).to.deep.equal({
+      result: {
+        content: [{ type: 'text', text: 'hi' }],
+        resultType: 'complete',
+        _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO },
+      },
+    });
+  });
+
+  it("keeps the library's MCP errors inside the carrier: unknown tool, unknown method, a method no header can name; bad arguments are a tool error", async () => {
+    expect(await caller.request('tools', 'tools/call', { name: 'nope', arguments: {} })).to.have.nested.property('error.code', -32602);
+    expect(await caller.request('tools', 'tools/call', { name: 'echo', arguments: { text: 1 } })).to.have.nested.property(
+      'result.isError',
+      true,
+    );
+    expect(await caller.request('tools', 'bogus/method')).to.have.nested.property('error.code', -32601);
+    expect(await caller.request('tools', 'tools/liste✓')).to.deep.equal({
+      error: { code: -32601, message: 'Method not found: tools/liste✓' },
+    });
+  });
+
+  it("sends the tool's progress notifications to the caller before the answer", async () => {
+    const received: McpNotification[] = [];
+    const outcome = await caller.request(
+      'tools',
+      'tools/call',
+      { name: 'progress', arguments: {}, _meta: { progressToken: 'p-1' } },
+      { onNotification: (notification) => received.push(notification) },
+    );
+    expect(outcome).to.have.nested.property('result.content[0].text', 'done');
+    expect(received).to.deep.equal([
+      { method: 'notifications/progress', params: { progressToken: 'p-1', progress: 1, total: 2 } },
+      { method: 'notifications/progress', params: { progressToken: 'p-1', progress: 2, total: 2 } },
+    ]);
+  });
+
+  it("aborts the tool's ctx.mcpReq.signal when the caller cancels, and the caller gets -32800", async () => {
+    const started = deferred<AbortSignal>();
+    hung = started.resolve;
+    const controller = new AbortController();
+    const call = caller.request('tools', 'tools/call', { name: 'hang', arguments: {} }, { signal: controller.signal });
+    const signal = await started.promise;
+    controller.abort();
+    expect(await rejectionOf(call)).to.deep.include({ code: -32800 });
+    expect(signal.aborted).to.equal(true);
+  });
+
+  it('gets a prompt whose name is not ASCII (sent in Mcp-Name as =?base64?…?=)', async () => {
+    const unicode = mcpServerHandler(() => {
+      const server = new McpServer(SERVER_INFO);
+      server.registerPrompt('grüße', {}, () => ({ messages: [{ role: 'user', content: { type: 'text', text: 'hallo' } }] }));
+      return server;
+    });
+    provider.register({ name: 'unicode', serverId: 'unicode', handler: unicode.handler });
+    try {
+      const outcome = await caller.request('unicode', 'prompts/get', { name: 'grüße' });
+      expect(outcome).to.have.nested.property('result.messages[0].content.text', 'hallo');
+    } finally {
+      await unicode.close();
+    }
+  });
+
+  it('answers equal requestIds from two callers at once, each with its own result (one handler, two providers)', async () => {
+    const other = tappedPair();
+    const otherProvider = new McpProvider();
+    otherProvider.serve(other.right);
+    otherProvider.register({ name: 'tools', serverId: 'tools', handler: tools.handler });
+    const otherCaller = new McpCaller(other.left);
+    try {
+      const [a, b] = await Promise.all([
+        caller.request('tools', 'tools/call', { name: 'echo', arguments: { text: 'a' } }, { requestId: 'same' }),
+        otherCaller.request('tools', 'tools/call', { name: 'echo', arguments: { text: 'b' } }, { requestId: 'same' }),
+      ]);
+      expect(a).to.have.nested.property('result.content[0].text', 'a');
+      expect(b).to.have.nested.property('result.content[0].text', 'b');
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('passes the request context to the factory', async () => {
+    const seen: string[] = [];
+    const traced = mcpServerHandler((context) => {
+      seen.push(`${context.serverId} ${context.requestId} ${context.method} ${JSON.stringify(context.clientInfo)}`);
+      return specTools();
+    });
+    provider.register({ name: 'traced', serverId: 'traced', handler: traced.handler });
+    try {
+      await caller.request('traced', 'tools/list', undefined, { requestId: 'r-7' });
+      expect(seen).to.deep.equal(['traced r-7 tools/list {"name":"spec-agent","version":"1.0.0"}']);
+    } finally {
+      await traced.close();
+    }
+  });
+
+  it("loading acp-wire does not load the MCP server library (it is required on mcpServerHandler's first call)", () => {
+    const script = [
+      "require('./lib');",
+      "const loaded = () => Object.keys(require.cache).some((file) => file.includes('@modelcontextprotocol'));",
+      'const before = loaded();',
+      "require('./lib').mcpServerHandler(() => { throw new Error('unused'); });",
+      'process.stdout.write(JSON.stringify({ before, after: loaded() }));',
+    ].join('\n');
+    const output = execFileSync(process.execPath, ['-r', 'ts-node/register/transpile-only', '-e', script], { cwd: ROOT, encoding: 'utf8' });
+    expect(JSON.parse(output)).to.deep.equal({ before: false, after: true });
+  });
+});
