@@ -2,7 +2,8 @@
  * The acp-wire demo (`npm run demo`): a client drives the conformance agent through the conductor
  * and the passthrough proxy, every hop over stdio, and shows, step by step, what
  * goes over the wire: initialize, a streamed prompt, a cancelled request, a dropped responder
- * answered by the library, and a turn stopped with `session/cancel`. Ends by itself, exit 0.
+ * answered by the library, a turn stopped with `session/cancel`, and a tool a proxy gives the agent
+ * (MCP-over-ACP). Ends by itself, exit 0.
  *
  * @packageDocumentation
  */
@@ -21,6 +22,8 @@ import {
 const AGENT = 'dist/examples/conformance-agent.js';
 const PROXY = 'dist/examples/passthrough-proxy.js';
 const CONDUCTOR = 'dist/bin/acp-wire.js';
+const TOOL_PROXY = 'dist/examples/tool-proxy.js';
+const TOOL_AGENT = 'dist/examples/tool-agent.js';
 
 /** How long the whole demo may take before it gives up (it normally takes about two seconds). */
 const WATCHDOG_MS = 30_000;
@@ -149,6 +152,27 @@ async function runV1(root: string): Promise<void> {
   }
 }
 
+/** A proxy gives the agent a tool: the agent's MCP call travels back through the chain to it. */
+async function runTool(root: string): Promise<void> {
+  say('\n7. a tool from the chain (MCP-over-ACP): the proxy provides an MCP server, the agent calls it');
+  say('   chain: client → acp-wire conduct → tool-proxy (word_count) → tool-agent');
+  const chain = spawnConnection(process.execPath, [CONDUCTOR, 'conduct', `node ${TOOL_PROXY}`, `node ${TOOL_AGENT}`], { cwd: root });
+  try {
+    const client = new AcpClient(chain.connection);
+    await client.initialize();
+    const { sessionId } = await client.newSession({ cwd: process.cwd() });
+    say('   → session/new {mcpServers: []}  (the proxy adds {type: "acp", name: "word-tools", serverId})');
+    say('   → session/prompt "count these five words please"');
+    say('     (the agent sends mcp/message tools/call back up the chain; the proxy answers it)');
+    const turn = client.prompt({ sessionId, prompt: [{ type: 'text', text: 'count these five words please' }] });
+    for await (const update of turn)
+      if (update.sessionUpdate === 'agent_message_chunk') say(`     ↳ ${describeUpdate({ sessionId, update } as SessionUpdateParams)}`);
+    say(`   the turn ended: ${(await turn).stopReason}`);
+  } finally {
+    await chain.close();
+  }
+}
+
 async function main(): Promise<void> {
   const root = findRoot();
   say('acp-wire demo');
@@ -166,6 +190,7 @@ async function main(): Promise<void> {
   }
   try {
     await runV1(root);
+    await runTool(root);
     say('\ndone: every request got exactly one answer.');
   } finally {
     clearTimeout(watchdog);

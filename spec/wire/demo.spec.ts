@@ -62,6 +62,15 @@ describe('examples', () => {
       ]);
     });
 
+    it("shows a tool call through the chain: the proxy's word_count answers the agent's MCP call", () => {
+      expect(run.lines).to.include.members([
+        '   chain: client → acp-wire conduct → tool-proxy (word_count) → tool-agent',
+        '     ↳ agent_message_chunk "word_count (from word-tools) says: 5"',
+      ]);
+      const tool = run.lines.slice(run.lines.indexOf('   chain: client → acp-wire conduct → tool-proxy (word_count) → tool-agent'));
+      expect(tool).to.include('   the turn ended: end_turn');
+    });
+
     it('prints readable lines, never a raw JSON-RPC message', () => {
       expect(run.lines.filter((line) => line.includes('"jsonrpc"'))).to.deep.equal([]);
     });
