@@ -180,16 +180,20 @@ describe('ClientPool', () => {
       expect(listener.pool.size).to.equal(0);
     });
 
-    it('keeps a client whose request is in flight across several idle timeouts', async () => {
+    it('keeps a client with work in flight across several idle timeouts', async () => {
       const idles: PooledClient[] = [];
-      await using listener = await listenTcp(
-        { port: 0 },
-        (connection) => connection.onRequest('wait', () => delay(150).then(() => 'waited')),
-        { idleTimeoutMs: 20, logger: { traces: false, log: () => {} } },
-      );
+      let answered: PromiseLike<unknown> | undefined;
+      // The server's request is in flight from the moment the client is accepted.
+      await using listener = await listenTcp({ port: 0 }, (connection) => void (answered = connection.sendRequest('slow')), {
+        idleTimeoutMs: 20,
+        logger: { traces: false, log: () => {} },
+      });
       listener.pool.on('idle', (client) => idles.push(client));
+      const accepted = nextEvent(listener.pool, 'accepted');
       const client = await connectTcp({ port: listener.port });
-      expect(await client.sendRequest('wait')).to.equal('waited');
+      client.onRequest('slow', () => delay(150).then(() => 'late'));
+      await accepted;
+      expect(await answered).to.equal('late');
       expect(idles).to.deep.equal([]);
       await client.close();
     });
