@@ -1,32 +1,27 @@
 /**
- * A conductor for TCP clients: one proxy chain per client, started on the client's first byte,
- * with a bound on how many run at once and an idle timeout. Components named by a URL are
- * connected afresh for each chain.
+ * A conductor for clients of a server: one proxy chain per client, over TCP (started on the
+ * client's first byte) or over WebSocket and Streamable HTTP, with a bound on how many run at once
+ * and an idle timeout. Components named by a URL are connected afresh for each chain.
  *
  * @packageDocumentation
  */
-import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import type { Connection } from '../connection/connection';
-import { describeThrown } from '../jsonrpc/errors';
-import { defaultLogger } from '../support/logger';
-import { socketConnection, type TcpAddress } from '../transports/tcp';
-import { admitSocket, checkIdleTimeout, checkMaxCount, hasWorkInFlight, peerOf, watchIdle } from '../server/bounds';
+import type { Server, Socket } from 'node:net';
+import { defaultLogger, type Logger } from '../support/logger';
+import { checkIdleTimeout, checkMaxCount } from '../server/bounds';
+import { ClientPool } from '../server/client-pool';
+import { parseListenUrl } from '../transports/listen-url';
+import { serveRemoteClients, type RemoteServerOptions } from '../transports/remote/remote-server';
+import { remoteConnection } from '../transports/remote/websocket';
+import { checkPort, serveTcpClients, socketConnection, type TcpAddress } from '../transports/tcp';
 import type { ConnectUrlOptions } from '../transports/url';
-import { resolveSource, type ComponentSource } from './chain-component';
-import { Conductor, type ConductorOptions } from './conductor';
-import { closeUrlComponents, connectUrlComponents, hasUrlComponent } from './url-components';
+import { resolveSource } from './chain-component';
+import { ChainStarter } from './chain-starter';
+import type { Conductor, ConductorOptions } from './conductor';
 
 /** The default {@link ConductorListenerOptions.maxChains}. */
 export const DEFAULT_MAX_CHAINS = 16;
 /** The default {@link ConductorListenerOptions.idleTimeoutMs}: five minutes. */
 export const DEFAULT_CHAIN_IDLE_TIMEOUT_MS = 300_000;
-
-/** One accepted client: its socket, then its connection and chain from its first byte on. */
-interface Client {
-  readonly socket: Socket;
-  connection: Connection | undefined;
-  conductor: Conductor | undefined;
-}
 
 /**
  * Options of {@link listenConductor}: those of each chain's {@link Conductor}, and the server's bounds.
@@ -42,10 +37,12 @@ export interface ConductorListenerOptions extends Omit<ConductorOptions, 'client
    */
   maxChains?: number;
   /**
-   * Closes a client (and shuts its chain down) that has carried no byte either way for this long
-   * while nothing is in flight — no request of the client, nor of a component to the client, is
-   * unanswered —, with a `debug` log line; a client that never sends a byte is closed after as
-   * long. Milliseconds; `0` never closes an idle client. Default 300000 (five minutes).
+   * Closes a TCP client (and shuts its chain down) that has carried no byte either way for this
+   * long while nothing is in flight — no request of the client, nor of a component to the client,
+   * is unanswered —, with a `debug` log line; a client that never sends a byte is closed after as
+   * long. Milliseconds; `0` never closes an idle client. Default 300000 (five minutes). Not applied
+   * to WebSocket and Streamable HTTP clients: their heartbeat and output timeout end a client that
+   * vanished.
    */
   idleTimeoutMs?: number;
   /** Called with each chain once it has started (on its client's first byte). */
@@ -58,14 +55,29 @@ export interface ConductorListenerOptions extends Omit<ConductorOptions, 'client
   onChainFailed?: (error: unknown) => void;
   /** How components named by a URL are connected (e.g. `{ token }`), for each chain. */
   urlOptions?: ConnectUrlOptions;
+  /**
+   * With a `ws://` or `http://` listen URL: who may connect (`token`, `allowedOrigins`), the
+   * transports offered, and the WebSocket and Streamable HTTP limits.
+   */
+  remote?: RemoteConductorOptions;
 }
+
+/** The options of a conductor's WebSocket and Streamable HTTP server (see {@link ConductorListenerOptions.remote}). */
+export type RemoteConductorOptions = Omit<RemoteServerOptions, 'host' | 'port' | 'path' | 'maxClients' | 'logger' | 'name'>;
 
 /** A listening conductor server (see {@link listenConductor}). */
 export interface ConductorListener {
   /** The port it listens on (useful with port 0). */
   readonly port: number;
-  /** The underlying server. */
+  /**
+   * The URL clients connect to: `tcp://HOST:PORT`, or `ws://HOST:PORT/PATH` for a WebSocket and
+   * Streamable HTTP server (the same port and path take `http://`).
+   */
+  readonly url: string;
+  /** The underlying server (an `http.Server` for WebSocket and Streamable HTTP). */
   readonly server: Server;
+  /** Its clients: how many are served, and the `'accepted'`, `'refused'`, `'idle'` and `'closed'` events. */
+  readonly pool: ClientPool;
   /** The chains running now. */
   readonly chains: ReadonlySet<Conductor>;
   /** Stops listening, closes every client and shuts every chain down; resolves once all are. Idempotent. */
@@ -75,129 +87,112 @@ export interface ConductorListener {
 }
 
 /**
- * Serves TCP clients a proxy chain each: a {@link Conductor} with the given components, started
- * when the client sends its first byte (a client that never sends one starts nothing).
+ * Serves clients a proxy chain each: a {@link Conductor} with the given components, for each
+ * client of a TCP server, or of a WebSocket and Streamable HTTP server.
  *
  * @remarks
- * - Bounded: at most `maxChains` clients at once (default 16) — a socket accepted beyond that is
- *   closed at once —, and a client idle for `idleTimeoutMs` (default five minutes) with nothing in
+ * - Where: a {@link TcpAddress} or a `tcp://HOST:PORT` URL serves NDJSON over TCP; the chain starts
+ *   when the client sends its first byte (a client that never sends one starts nothing). A
+ *   `ws://HOST:PORT/PATH` or `http://HOST:PORT/PATH` URL serves WebSocket and Streamable HTTP on
+ *   that port and path (see `listenRemote`); the chain starts with the client's connection.
+ * - Bounded: at most `maxChains` clients at once (default 16) — a client beyond that is refused
+ *   at once (a TCP socket is closed, a WebSocket upgrade or an `initialize` POST is answered
+ *   503) —, and a TCP client idle for `idleTimeoutMs` (default five minutes) with nothing in
  *   flight is closed, its chain shut down. See {@link ConductorListenerOptions}.
  * - Each client connection's logger is `logger('client')`; the server's own lines (refused and idle
  *   clients) go to `logger('conductor')`; default `ACP_WIRE_LOG`.
  * - A client's chain ends as a {@link Conductor}'s does; other clients' chains go on.
  *
  * @throws TypeError if `components` is empty or lists an in-process `{ connection }` (one
- * connection cannot serve several chains)
+ * connection cannot serve several chains), or for a listen URL that is not `tcp://`, `ws://` or
+ * `http://`
  * @throws RangeError for an invalid port, `maxChains` or `idleTimeoutMs`
  * @throws CommandLineError if a command line cannot be split (nothing listens)
  * @returns resolves once listening; rejects with the listen error (e.g. EADDRINUSE)
  * @example
  * ```ts
- * const listener = await listenConductor({ port: 0 }, { components: ['node agent.js'], maxChains: 4 });
- * console.log(`listening ${listener.port}`);
+ * const tcp = await listenConductor({ port: 0 }, { components: ['node agent.js'], maxChains: 4 });
+ * const ws = await listenConductor('ws://127.0.0.1:0/acp', { components: ['node agent.js'], remote: { token } });
+ * console.log(`listening ${tcp.url} and ${ws.url}`);
  * ```
  */
-export function listenConductor(address: TcpAddress, options: ConductorListenerOptions): Promise<ConductorListener> {
-  const {
-    maxChains = DEFAULT_MAX_CHAINS,
-    idleTimeoutMs = DEFAULT_CHAIN_IDLE_TIMEOUT_MS,
-    onChain,
-    onChainFailed,
-    urlOptions,
-    ...chainOptions
-  } = options;
+export function listenConductor(address: TcpAddress | string, options: ConductorListenerOptions): Promise<ConductorListener> {
+  const { maxChains = DEFAULT_MAX_CHAINS, idleTimeoutMs = DEFAULT_CHAIN_IDLE_TIMEOUT_MS, onChain, onChainFailed, urlOptions } = options;
+  const { remote, maxChains: _m, idleTimeoutMs: _i, onChain: _c, onChainFailed: _f, urlOptions: _u, ...chain } = options;
   checkComponents(options.components);
   checkMaxCount('maxChains', maxChains);
   checkIdleTimeout('idleTimeoutMs', idleTimeoutMs);
-  if (!Number.isInteger(address.port) || address.port < 0 || address.port > 65535) {
-    throw new RangeError(`port must be an integer from 0 to 65535, got ${String(address.port)}`);
-  }
+  const target = typeof address === 'string' ? parseListenUrl(address) : { transport: 'tcp' as const, address };
+  if (target.transport === 'tcp') checkPort(target.address.port);
   const logger = options.logger?.('conductor') ?? defaultLogger('conductor');
-  const clients = new Set<Client>();
-  const chains = new Set<Conductor>();
-  let isClosing = false;
+  const isTcp = target.transport === 'tcp';
+  const pool = new ClientPool({ maxClients: maxChains, idleTimeoutMs: isTcp ? idleTimeoutMs : 0 });
+  logPool(pool, logger, idleTimeoutMs);
+  const starter = new ChainStarter(pool, { chain, urlOptions, onChain, onChainFailed, logger });
+  const clientOptions = { name: 'client', ...(options.logger ? { logger: options.logger('client') } : {}) };
+  if (target.transport === 'tcp') return serveTcpChains(target.address, pool, starter, clientOptions);
+  const { host, port, path } = target;
+  const listening = serveRemoteClients({ ...remote, host, port, path, maxClients: maxChains, logger }, pool, (stream, _info, client) => {
+    const open = () => remoteConnection(stream, { ...remote, ...clientOptions });
+    starter.start({ client, open, drop: () => void open().close() });
+  });
+  return listening.then((listener) => conductorListener(listener, listener.url, starter));
+}
 
-  const aborter = new AbortController();
-  const starting = new Set<Promise<void>>();
-  const chainFailed = (client: Client, error: unknown): void => {
-    if (onChainFailed) onChainFailed(error);
-    else logger.log('error', `could not start a chain for ${peerOf(client.socket)}: ${describeThrown(error)}`);
-  };
-
-  const startChain = (client: Client, components: readonly ComponentSource[]): void => {
-    const connection = socketConnection(client.socket, { name: 'client', ...(options.logger ? { logger: options.logger('client') } : {}) });
-    client.connection = connection;
-    try {
-      client.conductor = new Conductor({ ...chainOptions, components, client: connection });
-    } catch (error) {
-      chainFailed(client, error);
-      void connection.close();
-    } finally {
-      // The connection listens for 'data'; leaving paused mode hands it the buffered bytes first.
-      client.socket.resume();
-    }
-    const conductor = client.conductor;
-    if (!conductor) return;
-    chains.add(conductor);
-    void conductor.closed.then(() => chains.delete(conductor));
-    onChain?.(conductor);
-  };
-
-  /** Connects the URL components first; the client's bytes wait in its socket meanwhile. */
-  const connectThenStart = async (client: Client): Promise<void> => {
-    const signal = urlOptions?.signal ? AbortSignal.any([urlOptions.signal, aborter.signal]) : aborter.signal;
-    let components: ComponentSource[];
-    try {
-      components = await connectUrlComponents(options.components, { urlOptions: { ...urlOptions, signal }, logger: options.logger });
-    } catch (error) {
-      if (!isClosing) chainFailed(client, error);
-      client.socket.destroy();
-      return;
-    }
-    if (isClosing || client.socket.destroyed) return closeUrlComponents(components);
-    startChain(client, components);
-  };
-
-  const onFirstClientByte = (client: Client): void => {
-    if (!hasUrlComponent(options.components)) return startChain(client, options.components);
-    const started = connectThenStart(client).finally(() => starting.delete(started));
-    starting.add(started);
-  };
-
-  const server = createServer((socket) => {
-    if (isClosing) return void socket.destroy();
-    if (!admitSocket(socket, clients.size, maxChains, logger, 'client')) return;
-    const client: Client = { socket, connection: undefined, conductor: undefined };
-    clients.add(client);
-    socket.once('close', () => clients.delete(client));
+/** The TCP side of {@link listenConductor}: a client's socket waits, paused, for its first byte. */
+function serveTcpChains(
+  address: TcpAddress,
+  pool: ClientPool,
+  starter: ChainStarter,
+  clientOptions: { name: string; logger?: Logger },
+): Promise<ConductorListener> {
+  const listening = serveTcpClients(address, pool, (socket, client) => {
     // Until the chain's connection listens, a reset must not be an unhandled 'error'.
     socket.on('error', ignore);
-    const isBusy = (): boolean => client.connection !== undefined && hasWorkInFlight(client.connection);
-    watchIdle(socket, idleTimeoutMs, isBusy, () => {
-      logger.log('debug', `closed the client ${peerOf(socket)}: idle for ${idleTimeoutMs} ms`);
-      if (client.conductor) void client.conductor.close();
-      else socket.destroy();
-    });
-    onFirstByte(socket, () => onFirstClientByte(client));
+    client.watchIdle(socket);
+    onFirstByte(socket, () =>
+      starter.start({
+        client,
+        open: () => socketConnection(socket, clientOptions),
+        // The connection listens for 'data'; leaving paused mode hands it the buffered bytes first.
+        ready: () => void socket.resume(),
+        drop: () => void socket.destroy(),
+      }),
+    );
   });
+  return listening.then((listener) => conductorListener(listener, `tcp://${hostOf(address)}:${listener.port}`, starter));
+}
 
-  const close = async (): Promise<void> => {
-    isClosing = true;
-    aborter.abort();
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const client of clients) if (!client.conductor) client.socket.destroy();
-    await Promise.all(starting);
-    await Promise.all([...chains].map((chain) => chain.close()));
-    await closed;
+/** A conductor listener over a transport's listener. */
+function conductorListener(
+  listener: { port: number; server: Server; pool: ClientPool; close(): Promise<void> },
+  url: string,
+  starter: ChainStarter,
+): ConductorListener {
+  const close = (): Promise<void> => listener.close();
+  return {
+    port: listener.port,
+    url,
+    server: listener.server,
+    pool: listener.pool,
+    chains: starter.chains,
+    close,
+    [Symbol.asyncDispose]: close,
   };
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(address.port, address.host ?? '127.0.0.1', () => {
-      server.removeListener('error', reject);
-      const port = (server.address() as AddressInfo).port;
-      resolve({ port, server, chains, close, [Symbol.asyncDispose]: close });
-    });
+}
+
+/** Logs a conductor server's refused and idle clients. */
+function logPool(pool: ClientPool, logger: Logger, idleTimeoutMs: number): void {
+  pool.on('refused', (refusal) => {
+    if (refusal.code === 'ACP_WIRE_CLIENT_LIMIT')
+      logger.log('warn', `refused a client from ${refusal.peer}: client limit reached (${refusal.open} open)`);
   });
+  pool.on('idle', (client) => logger.log('debug', `closed the client ${client.peer}: idle for ${idleTimeoutMs} ms`));
+}
+
+function hostOf(address: TcpAddress): string {
+  const host = address.host ?? '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 /**

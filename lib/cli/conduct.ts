@@ -25,7 +25,7 @@ import {
   parsePort,
   type ParsedArguments,
 } from './arguments';
-import { listenForClients, parseListen, type ListenAddress } from './remote-conduct';
+import { listenUrlOf, parseListen, type ListenAddress } from './remote-conduct';
 import { STOP_SIGNALS, watchStopSignals, type StopSignal, type StoppableProcess } from './shutdown';
 import { report, type Subcommand } from './subcommand';
 import { startLiveTraceViewer } from './trace';
@@ -310,53 +310,33 @@ async function serveUntilStopped(runner: ChainRunner, close: () => Promise<void>
   return signals.signal;
 }
 
-async function conductOnTcp(runner: ChainRunner): Promise<number> {
+/** `--tcp` and `--listen`: a chain per client, until stdin ends or a stop signal. */
+async function conductOnServer(runner: ChainRunner): Promise<number> {
   const { args, logger } = runner;
   let anyFailed = false;
-  const listener = await listenConductor(
-    { port: args.tcpPort! },
-    {
-      components: args.commands,
-      logger,
-      killTimeoutMs: args.killTimeoutMs,
-      requestTimeoutMs: args.requestTimeoutMs,
-      maxChains: args.maxChains,
-      idleTimeoutMs: args.idleTimeoutMs,
-      urlOptions: runner.urlOptions,
-      onChain: (conductor) => {
-        runner.chains.add(conductor);
-        void conductor.closed.then((outcome) => {
-          runner.chains.delete(conductor);
-          anyFailed = reportOutcome(outcome) || anyFailed;
-        });
-      },
-      onChainFailed: (error) => {
-        anyFailed = true;
-        reportChainFailure(error);
-      },
+  const listener = await listenConductor(args.listen ? listenUrlOf(args.listen) : { port: args.tcpPort! }, {
+    components: args.commands,
+    logger,
+    killTimeoutMs: args.killTimeoutMs,
+    requestTimeoutMs: args.requestTimeoutMs,
+    maxChains: args.maxChains,
+    idleTimeoutMs: args.idleTimeoutMs,
+    urlOptions: runner.urlOptions,
+    remote: { token: args.token },
+    onChain: (conductor) => {
+      runner.chains.add(conductor);
+      void conductor.closed.then((outcome) => {
+        runner.chains.delete(conductor);
+        anyFailed = reportOutcome(outcome) || anyFailed;
+      });
     },
-  );
-  process.stdout.write(`listening ${listener.port}\n`);
+    onChainFailed: (error) => {
+      anyFailed = true;
+      reportChainFailure(error);
+    },
+  });
+  process.stdout.write(`listening ${args.listen ? listener.url : listener.port}\n`);
   const signal = await serveUntilStopped(runner, () => listener.close());
-  if (anyFailed) return 1;
-  return signal ? STOP_SIGNALS[signal] : 0;
-}
-
-async function conductOnListen(runner: ChainRunner): Promise<number> {
-  let anyFailed = false;
-  const runs = new Set<Promise<void>>();
-  const { listen, maxChains, token } = runner.args;
-  const listener = await listenForClients(listen!, { maxClients: maxChains, token, logger: runner.logger }, (openClient) => {
-    const run = runner.run(openClient).then((failed) => {
-      anyFailed ||= failed;
-      runs.delete(run);
-    });
-    runs.add(run);
-  });
-  const signal = await serveUntilStopped(runner, async () => {
-    await listener.close();
-    await Promise.all(runs);
-  });
   if (anyFailed) return 1;
   return signal ? STOP_SIGNALS[signal] : 0;
 }
@@ -369,7 +349,6 @@ export const conduct: Subcommand = {
   async run(argv) {
     const args = parseConductArgs(argv);
     const runner = new ChainRunner(args, loggerFactory(args.trace));
-    if (args.listen) return conductOnListen(runner);
-    return args.tcpPort === undefined ? conductOnStdio(runner) : conductOnTcp(runner);
+    return args.listen || args.tcpPort !== undefined ? conductOnServer(runner) : conductOnStdio(runner);
   },
 };

@@ -1,14 +1,10 @@
 /**
- * `acp-wire conduct --listen`: the client connects over WebSocket or Streamable HTTP, one chain
- * per client connection.
+ * `acp-wire conduct --listen ADDRESS`: where the conductor serves its clients over WebSocket and
+ * Streamable HTTP.
  *
  * @packageDocumentation
  */
-import type { Connection } from '../connection/connection';
-import type { Logger } from '../support/logger';
 import { DEFAULT_PATH } from '../transports/remote/limits';
-import { listenRemoteStreams, type RemoteListener } from '../transports/remote/remote-server';
-import { remoteConnection } from '../transports/remote/websocket';
 import { UsageError, parsePort } from './arguments';
 
 /** Where `--listen` serves: `PORT`, `HOST:PORT` or `ws://HOST:PORT/PATH`. */
@@ -47,56 +43,8 @@ function unbracket(host: string): string {
   return host.replace(/^\[(.*)\]$/, '$1');
 }
 
-/** Options of {@link listenForClients}. */
-export interface ListenForClientsOptions {
-  /** Clients served at once; more are refused 503. */
-  maxClients: number;
-  /** The bearer token clients must send, if any. */
-  token: string | undefined;
-  /** The logger of each client connection (`client`) and of the server's refusals (`conductor`). */
-  logger: (name: string) => Logger;
-}
-
-/**
- * Listens for clients over WebSocket and Streamable HTTP, and prints `listening ws://HOST:PORT/PATH` on stdout once ready. `onClient` gets a function that
- * opens the client's connection: until it is called, what the client sends waits in its stream.
- * Closing the listener closes every client connection.
- */
-export async function listenForClients(
-  address: ListenAddress,
-  options: ListenForClientsOptions,
-  onClient: (openClient: () => Connection) => void,
-): Promise<RemoteListener> {
-  const { token } = options;
-  const clientOptions = { name: 'client', logger: options.logger('client') };
-  const clients = new Set<Connection>();
-  const listener = await listenRemoteStreams(
-    {
-      host: address.host,
-      port: address.port,
-      path: address.path,
-      token,
-      maxClients: options.maxClients,
-      logger: options.logger('conductor'),
-    },
-    (stream) =>
-      onClient(() => {
-        const client = remoteConnection(stream, clientOptions);
-        clients.add(client);
-        client.once('close', () => clients.delete(client));
-        return client;
-      }),
-  );
-  process.stdout.write(`listening ${listener.url}\n`);
-  const close = async (): Promise<void> => {
-    // The connections first: their queued answers are flushed before the sockets close.
-    await Promise.all([...clients].map((client) => client.close()));
-    await listener.close();
-  };
-  return Object.defineProperties(
-    { ...listener, close, [Symbol.asyncDispose]: close },
-    {
-      clientCount: { get: () => listener.clientCount, enumerable: true },
-    },
-  );
+/** The listen URL of an address, for `listenConductor`: `ws://HOST:PORT/PATH`. */
+export function listenUrlOf(address: ListenAddress): string {
+  const host = address.host ?? '127.0.0.1';
+  return `ws://${host.includes(':') ? `[${host}]` : host}:${address.port}${address.path}`;
 }

@@ -1,12 +1,11 @@
 /**
- * Bounds of a TCP server: how many clients it serves at once, and how long a client may stay
- * silent with nothing in flight before it is disconnected.
+ * The checks and watchers behind a server's bounds: how many clients it serves at once, and how
+ * long a client may stay silent with nothing in flight before it is disconnected.
  *
  * @packageDocumentation
  */
 import type { Socket } from 'node:net';
 import type { Connection } from '../connection/connection';
-import type { Logger } from '../support/logger';
 
 /** The largest delay `setTimeout` keeps (about 24.8 days). */
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
@@ -34,20 +33,6 @@ export function checkIdleTimeout(option: string, value: number): number {
 /** `host:port` of the peer of a socket, for logs. */
 export function peerOf(socket: Socket): string {
   return `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
-}
-
-/**
- * Admits an accepted socket when fewer than `max` are being served; otherwise destroys it at once
- * and logs one `warn` line naming the peer.
- *
- * @param noun - what is counted, for the log line (e.g. `connection`)
- * @returns whether the socket was admitted
- */
-export function admitSocket(socket: Socket, serving: number, max: number, logger: Logger, noun: string): boolean {
-  if (serving < max) return true;
-  logger.log('warn', `refused a client from ${peerOf(socket)}: ${noun} limit reached (${serving} open)`);
-  socket.destroy();
-  return false;
 }
 
 /** Whether a connection has work in flight: a request it sent or one it received is unanswered. */

@@ -6,7 +6,8 @@
 import { createConnection, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { Connection, type ConnectionOptions } from '../connection/connection';
 import { defaultLogger } from '../support/logger';
-import { admitSocket, checkIdleTimeout, checkMaxCount, hasWorkInFlight, peerOf, watchIdle } from '../server/bounds';
+import { checkIdleTimeout, checkMaxCount, peerOf } from '../server/bounds';
+import { ClientPool, type PooledClient } from '../server/client-pool';
 
 /** Where to connect or listen. */
 export interface TcpAddress {
@@ -54,6 +55,8 @@ export interface TcpListener {
   readonly port: number;
   /** The underlying server. */
   readonly server: Server;
+  /** Its clients: how many are served, and the `'accepted'`, `'refused'`, `'idle'` and `'closed'` events. */
+  readonly pool: ClientPool;
   /** Stops listening and closes every open connection. */
   close(): Promise<void>;
   /** Same as {@link TcpListener.close}, for `await using listener = await listenTcp(…)`. */
@@ -96,38 +99,55 @@ export function listenTcp(
   checkMaxCount('maxConnections', maxConnections);
   checkIdleTimeout('idleTimeoutMs', idleTimeoutMs);
   const logger = options.logger ?? defaultLogger(options.name);
-  const open = new Set<Connection>();
-  const server = createServer((socket) => {
-    if (!admitSocket(socket, open.size, maxConnections, logger, 'connection')) return;
+  const pool = new ClientPool({ maxClients: maxConnections, idleTimeoutMs });
+  pool.on('refused', (refusal) => {
+    if (refusal.code === 'ACP_WIRE_CLIENT_LIMIT')
+      logger.log('warn', `refused a client from ${refusal.peer}: connection limit reached (${refusal.open} open)`);
+  });
+  pool.on('idle', (client) => logger.log('debug', `closed the connection from ${client.peer}: idle for ${idleTimeoutMs} ms`));
+  return serveTcpClients(address, pool, (socket, client) => {
     const connection = socketConnection(socket, connectionOptions);
-    open.add(connection);
-    connection.once('close', () => open.delete(connection));
-    watchIdle(
-      socket,
-      idleTimeoutMs,
-      () => hasWorkInFlight(connection),
-      () => {
-        logger.log('debug', `closed the connection from ${peerOf(socket)}: idle for ${idleTimeoutMs} ms`);
-        void connection.close();
-      },
-    );
+    client.attach(connection);
+    client.watchIdle(socket);
     onConnection(connection, socket);
+  });
+}
+
+/**
+ * Listens on `address` and hands each accepted socket that `pool` admits to `onClient`, its
+ * transport bound (destroyed when the client is closed); a refused socket is destroyed at once.
+ *
+ * @remarks Closing the listener stops listening, closes `pool` and resolves once both are done.
+ * @returns resolves once listening; rejects with the listen error (e.g. EADDRINUSE)
+ * @internal
+ */
+export function serveTcpClients(
+  address: TcpAddress,
+  pool: ClientPool,
+  onClient: (socket: Socket, client: PooledClient) => void,
+): Promise<TcpListener> {
+  const server = createServer((socket) => {
+    const client = pool.admit(peerOf(socket));
+    if (!client) return void socket.destroy();
+    client.bind(socket, () => void socket.destroy());
+    onClient(socket, client);
   });
   const close = async (): Promise<void> => {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    await Promise.all([...open].map((connection) => connection.close()));
+    await pool.close();
     await closed;
   };
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(address.port, address.host ?? '127.0.0.1', () => {
       server.removeListener('error', reject);
-      resolve({ port: (server.address() as AddressInfo).port, server, close, [Symbol.asyncDispose]: close });
+      resolve({ port: (server.address() as AddressInfo).port, server, pool, close, [Symbol.asyncDispose]: close });
     });
   });
 }
 
-function checkPort(port: number): void {
+/** @throws RangeError unless `port` is an integer from 0 to 65535 @internal */
+export function checkPort(port: number): void {
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new RangeError(`port must be an integer from 0 to 65535, got ${String(port)}`);
 }

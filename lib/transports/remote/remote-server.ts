@@ -24,6 +24,7 @@ import {
   type AccessOptions,
 } from './limits';
 import { checkMaxCount, peerOf } from '../../server/bounds';
+import { ClientPool, type PooledClient } from '../../server/client-pool';
 import { checkRemoteOptions, remoteConnection, webSocketStream, type RemoteConnectionOptions } from './websocket';
 
 /** A network transport a {@link listenRemote} server offers. */
@@ -71,6 +72,8 @@ export interface RemoteListener {
   readonly server: Server;
   /** Number of clients connected now. */
   readonly clientCount: number;
+  /** Its clients: how many are served, and the `'accepted'`, `'refused'` and `'closed'` events. */
+  readonly pool: ClientPool;
   /** Stops listening, closes every client (WebSocket close 1001) and resolves once every socket is gone. */
   close(): Promise<void>;
   /** Same as {@link RemoteListener.close}. */
@@ -96,73 +99,7 @@ export async function listenRemoteStreams(
   options: RemoteServerOptions,
   onStream: (stream: Duplex, info: RemoteClientInfo) => void,
 ): Promise<RemoteListener> {
-  const host = options.host ?? DEFAULT_HOST;
-  const path = options.path ?? DEFAULT_PATH;
-  const transports = options.transports ?? ['websocket', 'http'];
-  const maxClients = checkMaxCount('maxClients', options.maxClients ?? Number.POSITIVE_INFINITY);
-  checkPort(options.port ?? 0);
-  checkPath(path);
-  checkAccessOptions(options);
-  checkRemoteOptions(options);
-  if (!Array.isArray(transports) || transports.length === 0 || transports.some((t) => t !== 'websocket' && t !== 'http')) {
-    throw new TypeError('transports must list "websocket" and/or "http"');
-  }
-  const streams = new Set<Duplex>();
-  const track = (stream: Duplex, info: RemoteClientInfo): void => {
-    streams.add(stream);
-    stream.once('close', () => streams.delete(stream));
-    onStream(stream, info);
-  };
-  const logger = options.logger ?? defaultLogger('server');
-  const admitClient = (request: IncomingMessage): boolean => {
-    if (streams.size < maxClients) return true;
-    logger.log('warn', `refused a client from ${peerOf(request.socket)}: client limit reached (${streams.size} open)`);
-    return false;
-  };
-  const http = transports.includes('http') ? new HttpStreamServer(options, track, admitClient) : undefined;
-  const wss = transports.includes('websocket') ? webSocketServer(options, track) : undefined;
-  const server = createServer();
-  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    if (!admit(request, response, options, path)) return;
-    if (http) return http.handle(request, response);
-    refuse(response, 426, 'Upgrade Required: this server speaks WebSocket only');
-  });
-  server.on('upgrade', (request: IncomingMessage, socket: Socket, head: Buffer) => {
-    if (pathOf(request.url) !== path) return refuseUpgrade(socket, 404, 'Not Found');
-    const refusal = checkAccess(request.headers, options);
-    if (refusal) return refuseUpgrade(socket, refusal.status, refusal.reason);
-    if (!wss) return refuseUpgrade(socket, 404, 'This server speaks Streamable HTTP only');
-    if (!admitClient(request)) return refuseUpgrade(socket, 503, 'Too many clients');
-    wss.accept(request, socket, head);
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.removeListener('error', reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const authority = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-  const close = async (): Promise<void> => {
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    http?.close();
-    await Promise.all([...streams].map(closeStream));
-    server.closeAllConnections();
-    await closed;
-  };
-  return {
-    host,
-    port,
-    url: `ws://${authority}${path}`,
-    httpUrl: `http://${authority}${path}`,
-    server,
-    get clientCount() {
-      return streams.size;
-    },
-    close,
-    [Symbol.asyncDispose]: close,
-  };
+  return serveRemoteClients(options, remotePool(options), (stream, info) => onStream(stream, info));
 }
 
 /**
@@ -186,24 +123,149 @@ export async function listenRemote(
   options: RemoteServerOptions,
   onConnection: (connection: Connection, info: RemoteClientInfo) => void,
 ): Promise<RemoteListener> {
-  const connections = new Set<Connection>();
-  const listener = await listenRemoteStreams(options, (stream, info) => {
+  return serveRemoteClients(options, remotePool(options), (stream, info, client) => {
     const connection = remoteConnection(stream, options);
-    connections.add(connection);
-    connection.once('close', () => connections.delete(connection));
+    client.attach(connection);
     onConnection(connection, info);
   });
-  const close = async (): Promise<void> => {
-    // Connections first: their queued answers are flushed before the sockets close.
-    await Promise.all([...connections].map((connection) => connection.close()));
-    await listener.close();
+}
+
+/** The pool of a remote server bounded by `maxClients`, logging its refusals on `options.logger`. */
+function remotePool(options: RemoteServerOptions): ClientPool {
+  const pool = new ClientPool({ maxClients: options.maxClients ?? Number.POSITIVE_INFINITY });
+  const logger = options.logger ?? defaultLogger('server');
+  pool.on('refused', (refusal) => {
+    if (refusal.code === 'ACP_WIRE_CLIENT_LIMIT')
+      logger.log('warn', `refused a client from ${refusal.peer}: client limit reached (${refusal.open} open)`);
+  });
+  return pool;
+}
+
+/**
+ * Listens for remote clients and hands each client `pool` admits to `onClient` as a byte stream
+ * of NDJSON lines, its transport bound (a WebSocket closes 1001 when the client is closed). A
+ * client the pool refuses gets 503 (its WebSocket upgrade, or its `initialize` POST).
+ *
+ * @remarks Closing the listener stops listening, closes `pool` and resolves once every socket is
+ * gone. The pool's `maxClients` wins over `options.maxClients`; its idle timeout is not applied.
+ * @throws TypeError or RangeError for an invalid option (synchronously)
+ * @returns resolves once listening; rejects with the listen error (e.g. EADDRINUSE)
+ * @internal
+ */
+export function serveRemoteClients(
+  options: RemoteServerOptions,
+  pool: ClientPool,
+  onClient: (stream: Duplex, info: RemoteClientInfo, client: PooledClient) => void,
+): Promise<RemoteListener> {
+  checkServerOptions(options);
+  // A client is admitted by its WebSocket upgrade or its `initialize` POST, before its stream exists.
+  const admitted = new WeakMap<IncomingMessage, PooledClient>();
+  const admitClient = (request: IncomingMessage): PooledClient | undefined => {
+    const client = pool.admit(peerOf(request.socket));
+    if (client) admitted.set(request, client);
+    return client;
   };
-  return Object.defineProperties(
-    { ...listener, close, [Symbol.asyncDispose]: close },
-    {
-      clientCount: { get: () => listener.clientCount, enumerable: true },
+  const onStream = (stream: Duplex, info: RemoteClientInfo): void => {
+    const client = admitted.get(info.request)!;
+    client.bind(stream, () => closeStream(stream));
+    onClient(stream, info, client);
+  };
+  const http = transportsOf(options).includes('http')
+    ? new HttpStreamServer(options, onStream, (request) => admitClient(request) !== undefined)
+    : undefined;
+  const server = remoteHttpServer(options, http, admitClient, onStream);
+  return listenOn(server, options).then(() => remoteListener(server, options, pool, http));
+}
+
+/** @throws TypeError or RangeError naming the first invalid option of a remote server */
+function checkServerOptions(options: RemoteServerOptions): void {
+  checkMaxCount('maxClients', options.maxClients ?? Number.POSITIVE_INFINITY);
+  checkPort(options.port ?? 0);
+  checkPath(options.path ?? DEFAULT_PATH);
+  checkAccessOptions(options);
+  checkRemoteOptions(options);
+  const transports = options.transports ?? ['websocket', 'http'];
+  if (!Array.isArray(transports) || transports.length === 0 || transports.some((t) => t !== 'websocket' && t !== 'http')) {
+    throw new TypeError('transports must list "websocket" and/or "http"');
+  }
+}
+
+function transportsOf(options: RemoteServerOptions): readonly RemoteTransport[] {
+  return options.transports ?? ['websocket', 'http'];
+}
+
+/** The HTTP server: Streamable HTTP requests to `http`, WebSocket upgrades to a `ws` server; both behind the access checks. */
+function remoteHttpServer(
+  options: RemoteServerOptions,
+  http: HttpStreamServer | undefined,
+  admitClient: (request: IncomingMessage) => PooledClient | undefined,
+  onStream: (stream: Duplex, info: RemoteClientInfo) => void,
+): Server {
+  const path = options.path ?? DEFAULT_PATH;
+  const wss = transportsOf(options).includes('websocket') ? webSocketServer(options, onStream) : undefined;
+  const server = createServer();
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (!admit(request, response, options, path)) return;
+    if (http) return http.handle(request, response);
+    refuse(response, 426, 'Upgrade Required: this server speaks WebSocket only');
+  });
+  server.on('upgrade', (request: IncomingMessage, socket: Socket, head: Buffer) => {
+    if (pathOf(request.url) !== path) return refuseUpgrade(socket, 404, 'Not Found');
+    const refusal = checkAccess(request.headers, options);
+    if (refusal) return refuseUpgrade(socket, refusal.status, refusal.reason);
+    if (!wss) return refuseUpgrade(socket, 404, 'This server speaks Streamable HTTP only');
+    const client = admitClient(request);
+    if (!client) return refuseUpgrade(socket, 503, 'Too many clients');
+    // Until the upgrade completes, the socket is the client's transport: a failed handshake frees the slot.
+    client.bind(socket, () => void socket.destroy());
+    wss.accept(request, socket, head);
+  });
+  return server;
+}
+
+/** Listens on the options' port and host. */
+function listenOn(server: Server, options: RemoteServerOptions): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? DEFAULT_HOST, () => {
+      server.removeListener('error', reject);
+      resolve();
+    });
+  });
+}
+
+/** The listener of a listening server: its URLs, its clients, and its close. */
+function remoteListener(
+  server: Server,
+  options: RemoteServerOptions,
+  pool: ClientPool,
+  http: HttpStreamServer | undefined,
+): RemoteListener {
+  const host = options.host ?? DEFAULT_HOST;
+  const path = options.path ?? DEFAULT_PATH;
+  const port = (server.address() as AddressInfo).port;
+  const authority = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  const close = async (): Promise<void> => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    http?.close();
+    // Each client's connection first (its queued answers are flushed), then its stream.
+    await pool.close();
+    server.closeAllConnections();
+    await closed;
+  };
+  return {
+    host,
+    port,
+    url: `ws://${authority}${path}`,
+    httpUrl: `http://${authority}${path}`,
+    server,
+    pool,
+    get clientCount() {
+      return pool.size;
     },
-  );
+    close,
+    [Symbol.asyncDispose]: close,
+  };
 }
 
 /** Answers 404/401/403 (and CORS preflights) itself; returns whether the request may go on. */

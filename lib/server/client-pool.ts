@@ -1,0 +1,292 @@
+/**
+ * The clients of a bounded server: up to N at once, each with its connection or chain, an idle
+ * timeout, and one `close()` that ends them all. Transports accept; the pool counts and closes.
+ *
+ * @packageDocumentation
+ */
+import type { Socket } from 'node:net';
+import { EventEmitter } from 'eventemitter3';
+import type { Connection } from '../connection/connection';
+import { AcpWireError } from '../jsonrpc/errors';
+import { checkIdleTimeout, checkMaxCount, hasWorkInFlight, watchIdle } from './bounds';
+
+/** What a {@link ClientPool} needs of a client's transport (a socket, a WebSocket or HTTP stream). */
+export interface ClientTransport {
+  /** Registers `listener` for when the transport has closed. */
+  once(event: 'close', listener: () => void): unknown;
+}
+
+/** A chain run for one client: what a {@link ClientPool} closes, and waits for, on `close()`. */
+export interface PooledChain {
+  /** Shuts the chain down; resolves once it has. */
+  close(): Promise<unknown>;
+  /** Settles once the chain has ended, however it ended. */
+  readonly closed: Promise<unknown>;
+}
+
+/** Why a client was refused. */
+export type RefusalCode = 'ACP_WIRE_CLIENT_LIMIT' | 'ACP_WIRE_SERVER_CLOSED';
+
+/**
+ * A client a {@link ClientPool} did not admit: `maxClients` were being served
+ * (`ACP_WIRE_CLIENT_LIMIT`), or the pool was closing (`ACP_WIRE_SERVER_CLOSED`).
+ *
+ * @remarks Not thrown: carried by the pool's `'refused'` event. The transport refuses the client
+ * its own way (a TCP socket is destroyed, a WebSocket upgrade or an HTTP `initialize` gets 503).
+ */
+export class ClientRefusedError extends AcpWireError {
+  /** Always `'ClientRefusedError'`. */
+  override readonly name = 'ClientRefusedError';
+  /**
+   * @param code - why the client was refused
+   * @param peer - who the client is, e.g. `127.0.0.1:51234`
+   * @param open - how many clients were being served
+   */
+  constructor(
+    readonly code: RefusalCode,
+    readonly peer: string,
+    readonly open: number,
+  ) {
+    super(code === 'ACP_WIRE_CLIENT_LIMIT' ? `client limit reached (${open} open)` : 'the server is closing');
+  }
+}
+
+/** Events of a {@link ClientPool}. */
+export interface ClientPoolEvents {
+  /** A client was admitted; its transport hands it its connection next. */
+  accepted: [client: PooledClient];
+  /** A client was not admitted. */
+  refused: [error: ClientRefusedError];
+  /** A client was silent for `idleTimeoutMs` with nothing in flight; it is being closed. */
+  idle: [client: PooledClient];
+  /** A client has left (its transport or its connection closed): its slot is free. */
+  closed: [client: PooledClient];
+}
+
+/** Options of a {@link ClientPool}. */
+export interface ClientPoolOptions {
+  /** How many clients are served at once. An integer of at least 1, or `Infinity` (default). */
+  maxClients?: number;
+  /**
+   * Closes a client whose socket has carried no byte either way for this long while its connection
+   * has nothing in flight (see {@link PooledClient.watchIdle}). Milliseconds; `0` (default): never.
+   */
+  idleTimeoutMs?: number;
+}
+
+/**
+ * One admitted client of a {@link ClientPool}: its slot, then its connection and its chain.
+ *
+ * @remarks The slot is freed when the client's transport or its connection closes, whichever
+ * comes first. A chain attached to it is still closed and waited for by {@link ClientPool.close}
+ * after the client has left.
+ */
+export class PooledClient {
+  readonly #pool: ClientPool;
+  readonly #release: (client: PooledClient) => void;
+  #connection: Connection | undefined;
+  #chain: PooledChain | undefined;
+  #hasLeft = false;
+
+  #endTransport: () => Promise<void> | void = ignore;
+
+  /** @internal */
+  constructor(
+    pool: ClientPool,
+    /** Who the client is, e.g. `127.0.0.1:51234`, for logs. */
+    readonly peer: string,
+    release: (client: PooledClient) => void,
+  ) {
+    this.#pool = pool;
+    this.#release = release;
+  }
+
+  /**
+   * Binds the client's transport: its close frees the slot, and {@link PooledClient.close} ends
+   * it with `end` (e.g. destroys a socket). Binding again (a WebSocket's stream once its upgrade
+   * socket was bound) makes `end` the later transport's.
+   */
+  bind(transport: ClientTransport, end: () => Promise<void> | void): void {
+    this.#endTransport = end;
+    transport.once('close', () => this.leave());
+  }
+
+  /** The client's connection, once attached. */
+  get connection(): Connection | undefined {
+    return this.#connection;
+  }
+
+  /** The client's chain, once attached. */
+  get chain(): PooledChain | undefined {
+    return this.#chain;
+  }
+
+  /** Whether the client has left (its slot is free). */
+  get hasLeft(): boolean {
+    return this.#hasLeft;
+  }
+
+  /** Makes `connection` the client's: its close frees the slot, its requests in flight keep the client from being idle. */
+  attach(connection: Connection): void {
+    this.#connection = connection;
+    connection.once('close', () => this.leave());
+  }
+
+  /** Makes `chain` the client's: closing the client or the pool shuts it down. */
+  attachChain(chain: PooledChain): void {
+    this.#chain = chain;
+    this.#pool.holdChain(chain);
+  }
+
+  /**
+   * Closes the client once `socket` has carried no byte either way for the pool's `idleTimeoutMs`
+   * while nothing is in flight on its connection (a client without a connection yet is idle when
+   * silent). Emits `'idle'` on the pool first. Does nothing when the pool has no idle timeout.
+   *
+   * @remarks Uses the socket's own inactivity timer, which does not keep the process alive and
+   * is cleared when the socket is destroyed.
+   */
+  watchIdle(socket: Socket): void {
+    const isBusy = (): boolean => this.#connection !== undefined && hasWorkInFlight(this.#connection);
+    watchIdle(socket, this.#pool.idleTimeoutMs, isBusy, () => {
+      this.#pool.emit('idle', this);
+      void this.close();
+    });
+  }
+
+  /**
+   * Closes the client: its chain if it has one, else its connection (its queued answers are
+   * flushed), then its transport. Resolves once that is done. Idempotent.
+   */
+  async close(): Promise<void> {
+    if (this.#chain) await this.#chain.close();
+    else if (this.#connection) await this.#connection.close();
+    await this.#endTransport();
+  }
+
+  /** Frees the slot, once; for a client admitted that will never have a transport. */
+  leave(): void {
+    if (this.#hasLeft) return;
+    this.#hasLeft = true;
+    this.#release(this);
+  }
+}
+
+/**
+ * Counts, bounds and closes the clients of a server; transports accept them and hand them over.
+ *
+ * @remarks
+ * - {@link ClientPool.admit} gives a new client a slot while fewer than `maxClients` are served,
+ *   else emits `'refused'` with a {@link ClientRefusedError} and returns `undefined`: the
+ *   transport then refuses the client its own way.
+ * - {@link ClientPool.close} refuses new clients, aborts {@link ClientPool.signal}, closes every
+ *   client (chains first) and resolves once every client and chain is gone. It does not stop the
+ *   transport's server from listening: the transport does.
+ * - The pool never logs: listen to its events.
+ * @example
+ * ```ts
+ * const pool = new ClientPool({ maxClients: 4 });
+ * pool.on('refused', (error) => console.error(`refused ${error.peer}: ${error.message}`));
+ * const server = createServer((socket) => {
+ *   const client = pool.admit(`${socket.remoteAddress}:${socket.remotePort}`);
+ *   if (!client) return void socket.destroy();
+ *   client.bind(socket, () => void socket.destroy());
+ *   client.attach(socketConnection(socket));
+ * });
+ * ```
+ */
+export class ClientPool extends EventEmitter<ClientPoolEvents> {
+  /** How many clients are served at once. */
+  readonly maxClients: number;
+  /** The idle timeout in milliseconds; `0`: none. */
+  readonly idleTimeoutMs: number;
+  readonly #clients = new Set<PooledClient>();
+  readonly #work = new Set<Promise<unknown>>();
+  readonly #chains = new Set<PooledChain>();
+  readonly #aborter = new AbortController();
+  #closing: Promise<void> | undefined;
+
+  /** @throws RangeError naming `maxClients` or `idleTimeoutMs` when invalid */
+  constructor(options: ClientPoolOptions = {}) {
+    super();
+    this.maxClients = checkMaxCount('maxClients', options.maxClients ?? Number.POSITIVE_INFINITY);
+    this.idleTimeoutMs = checkIdleTimeout('idleTimeoutMs', options.idleTimeoutMs ?? 0);
+  }
+
+  /** How many clients are being served now. */
+  get size(): number {
+    return this.#clients.size;
+  }
+
+  /** The clients being served now. */
+  get clients(): ReadonlySet<PooledClient> {
+    return this.#clients;
+  }
+
+  /** Whether {@link ClientPool.close} has been called. */
+  get isClosing(): boolean {
+    return this.#closing !== undefined;
+  }
+
+  /** Aborted when {@link ClientPool.close} begins: for work that starts a client's chain. */
+  get signal(): AbortSignal {
+    return this.#aborter.signal;
+  }
+
+  /**
+   * Gives a new client a slot while fewer than `maxClients` are served and the pool is not closing.
+   *
+   * @remarks Bind the client's transport at once ({@link PooledClient.bind}): the slot is freed
+   * when that transport (or the connection attached) closes, or by {@link PooledClient.leave}.
+   * @param peer - who the client is, for the events
+   * @returns the client, or `undefined` when refused (then `'refused'` has been emitted)
+   */
+  admit(peer: string): PooledClient | undefined {
+    const refusal = this.isClosing ? 'ACP_WIRE_SERVER_CLOSED' : this.#clients.size >= this.maxClients ? 'ACP_WIRE_CLIENT_LIMIT' : undefined;
+    if (refusal) {
+      this.emit('refused', new ClientRefusedError(refusal, peer, this.#clients.size));
+      return undefined;
+    }
+    const client = new PooledClient(this, peer, (left) => {
+      this.#clients.delete(left);
+      this.emit('closed', left);
+    });
+    this.#clients.add(client);
+    this.emit('accepted', client);
+    return client;
+  }
+
+  /** Makes {@link ClientPool.close} wait for `work` (e.g. a chain being started) to settle. */
+  track(work: Promise<unknown>): void {
+    const settled = work.then(ignore, ignore).finally(() => this.#work.delete(settled));
+    this.#work.add(settled);
+  }
+
+  /** Keeps `chain` until it has ended, to shut it down on {@link ClientPool.close}. @internal */
+  holdChain(chain: PooledChain): void {
+    this.#chains.add(chain);
+    this.track(chain.closed.finally(() => this.#chains.delete(chain)));
+    if (this.isClosing) void chain.close();
+  }
+
+  /** Refuses new clients, closes every client and chain, and resolves once all are gone. Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= this.#closeAll();
+    return this.#closing;
+  }
+
+  /** Same as {@link ClientPool.close}: `await using pool = new ClientPool(…)`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async #closeAll(): Promise<void> {
+    this.#aborter.abort();
+    await Promise.all([...this.#clients].map((client) => client.close()));
+    // Chains whose client has left but which are still shutting down, and chains still starting.
+    await Promise.all([...this.#chains].map((chain) => chain.close()));
+    while (this.#work.size > 0) await Promise.all([...this.#work]);
+  }
+}
+
+function ignore(): void {}
