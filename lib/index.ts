@@ -125,7 +125,7 @@ export { TraceStore } from './trace/store';
 export { serveTraceViewer } from './trace/server';
 export type { TraceViewer, TraceViewerOptions } from './trace/server';
 export type { TraceStoreOptions } from './trace/store';
-export { CREDENTIAL_QUERY_KEYS, REDACTED, redactCredentials } from './trace/redact';
+export { CREDENTIAL_ENV_WORDS, CREDENTIAL_QUERY_KEYS, REDACTED, redactCredentials } from './trace/redact';
 export {
   BAGGAGE_META_KEY,
   TRACEPARENT_META_KEY,
