@@ -192,3 +192,18 @@ export {
 export { McpProvider, McpServerIdTakenError, McpServerRegistration, type McpNotificationSink, type McpServerOptions } from './mcp/provider';
 export { McpProtocolError, type McpRequestContext, type McpRequestHandler } from './mcp/request-run';
 export { McpCaller, type McpCallOptions, type McpNotification, type McpRequestTarget } from './mcp/caller';
+
+// The MCP-over-ACP bridge: `acp` MCP servers for agents that take only http or stdio ones.
+export {
+  MCP_BRIDGE_SESSION_METHODS,
+  McpBridge,
+  McpBridgeClosedError,
+  defaultRelayCommand,
+  type McpBridgeMode,
+  type McpBridgeOptions,
+} from './mcp-bridge/bridge';
+export { mcpBridgeComponent, type McpBridgeComponent, type McpBridgeComponentOptions } from './mcp-bridge/component';
+export { MCP_RELAY_TOKEN_ENV, MCP_RELAY_URL_ENV, type McpBridgeTransport, type McpRelayCommand } from './mcp-bridge/declarations';
+export { FALLBACK_MCP_CAPABILITIES } from './mcp-bridge/handshake';
+export { LEGACY_MCP_PROTOCOL_VERSIONS } from './mcp-bridge/legacy-mcp';
+export { runMcpStdioRelay, type McpStdioRelayOptions } from './mcp-bridge/stdio-relay';

@@ -56,7 +56,19 @@ export interface McpServerDeclaration extends McpServerAcp {
 }
 
 /** The one inner MCP outcome an `mcp/message` answer carries: a result (any JSON, `null` included) or an MCP error. */
-export type McpOutcome = { result: JsonValue; _meta?: JsonObject } | { error: McpError; _meta?: JsonObject };
+export type McpOutcome =
+  | {
+      /** The inner MCP result. */
+      result: JsonValue;
+      /** The carrier's own `_meta`. */
+      _meta?: JsonObject;
+    }
+  | {
+      /** The inner MCP error. */
+      error: McpError;
+      /** The carrier's own `_meta`. */
+      _meta?: JsonObject;
+    };
 
 /** The fields of a received `mcp/message`, checked. */
 export interface McpEnvelope {
