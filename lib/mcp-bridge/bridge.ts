@@ -89,6 +89,8 @@ export class McpBridge {
   #version: AcpVersion = 1;
   #endpoint: Promise<McpHttpEndpoint> | undefined;
   #closed: Promise<void> | undefined;
+  readonly #whenClosed: Promise<void>;
+  #markClosed!: () => void;
 
   /**
    * Installs the bridge on `proxy` (its `onInitialize` handler, and handlers for the session requests).
@@ -101,6 +103,7 @@ export class McpBridge {
     if (prefer !== 'http' && prefer !== 'stdio') throw new RangeError('prefer must be "http" or "stdio"');
     if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1) throw new RangeError('maxBodyBytes must be a positive integer');
     this.proxy = proxy;
+    this.#whenClosed = new Promise((resolve) => (this.#markClosed = resolve));
     this.#options = { prefer, maxBodyBytes, relayCommand };
     this.#caller = new McpCaller(proxy.client, { clientInfo: { name: 'acp-wire mcp-bridge', version: '1' } });
     proxy.onInitialize((params, responder) => this.#initialize(params, responder));
@@ -116,11 +119,20 @@ export class McpBridge {
     return this.#mode;
   }
 
+  /**
+   * Resolves once the bridge is closed and its endpoint no longer listens: after
+   * {@link McpBridge.close}, or once the proxy's connection closed. Never rejects.
+   */
+  get closed(): Promise<void> {
+    return this.#whenClosed;
+  }
+
   /** Stops the loopback endpoint, if it started: its MCP sessions end, its requests are cancelled. Idempotent. */
   close(): Promise<void> {
     this.#closed ??= (async () => {
       const endpoint = await this.#endpoint?.catch(() => undefined);
       await endpoint?.close();
+      this.#markClosed();
     })();
     return this.#closed;
   }
