@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import type { Writable } from 'node:stream';
 import { expect } from 'chai';
 import type { McpRequestContext } from '../../lib';
 import { LineReader, writeLines } from '../helpers/lines';
@@ -43,7 +44,7 @@ describe('McpBridge before an agent that takes stdio MCP servers only (ACP v2)',
   });
 
   /** Starts the relay as the agent would: the declaration's command, arguments and environment. */
-  function startRelay(): { input: NodeJS.WritableStream; output: LineReader } {
+  function startRelay(): { input: Writable; output: LineReader } {
     const env = { ...process.env, ...Object.fromEntries(declaration.env.map(({ name, value }) => [name, value])) };
     relay = spawn(declaration.command, declaration.args, { env, stdio: ['pipe', 'pipe', 'inherit'] });
     return { input: relay.stdin!, output: new LineReader(relay.stdout!, { label: 'relay stdout' }) };
