@@ -125,7 +125,7 @@ export { TraceStore } from './trace/store';
 export { serveTraceViewer } from './trace/server';
 export type { TraceViewer, TraceViewerOptions } from './trace/server';
 export type { TraceStoreOptions } from './trace/store';
-export { CREDENTIAL_QUERY_KEYS, REDACTED, redactCredentials } from './trace/redact';
+export { CREDENTIAL_ENV_WORDS, CREDENTIAL_QUERY_KEYS, REDACTED, redactCredentials } from './trace/redact';
 export {
   BAGGAGE_META_KEY,
   TRACEPARENT_META_KEY,
@@ -203,3 +203,18 @@ export {
   type McpServerHandler,
   type McpServerHandlerOptions,
 } from './mcp/mcp-server-adapter';
+
+// The MCP-over-ACP bridge: `acp` MCP servers for agents that take only http or stdio ones.
+export {
+  MCP_BRIDGE_SESSION_METHODS,
+  McpBridge,
+  McpBridgeClosedError,
+  defaultRelayCommand,
+  type McpBridgeMode,
+  type McpBridgeOptions,
+} from './mcp-bridge/bridge';
+export { mcpBridgeComponent, type McpBridgeComponent, type McpBridgeComponentOptions } from './mcp-bridge/component';
+export { MCP_RELAY_TOKEN_ENV, MCP_RELAY_URL_ENV, type McpBridgeTransport, type McpRelayCommand } from './mcp-bridge/declarations';
+export { FALLBACK_MCP_CAPABILITIES } from './mcp-bridge/handshake';
+export { LEGACY_MCP_PROTOCOL_VERSIONS } from './mcp-bridge/legacy-mcp';
+export { runMcpStdioRelay, type McpStdioRelayOptions } from './mcp-bridge/stdio-relay';

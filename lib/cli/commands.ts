@@ -5,9 +5,10 @@
  * @packageDocumentation
  */
 import { conduct } from './conduct';
+import { mcpStdio } from './mcp-stdio';
 import { serve } from './serve';
 import type { Subcommand } from './subcommand';
 import { trace } from './trace';
 
 /** Every subcommand, in the order `acp-wire --help` lists them. */
-export const COMMANDS: readonly Subcommand[] = [conduct, serve, trace];
+export const COMMANDS: readonly Subcommand[] = [conduct, serve, trace, mcpStdio];

@@ -12,6 +12,7 @@ import { DEFAULT_CHAIN_IDLE_TIMEOUT_MS, DEFAULT_MAX_CHAINS, listenConductor } fr
 import { ComponentConnectionError, closeUrlComponents, connectUrlComponents } from '../chain/url-components';
 import type { Connection } from '../connection/connection';
 import { describeThrown } from '../jsonrpc/errors';
+import { mcpBridgeComponent } from '../mcp-bridge/component';
 import { createStderrLogger, defaultLogger, type Logger } from '../support/logger';
 import type { ConductorTraceOptions } from '../chain/conductor-trace';
 import { connectStdio } from '../transports/stdio';
@@ -59,6 +60,12 @@ options:
                        SIGINT waits for the client to end by itself (default ${DEFAULT_KILL_TIMEOUT_MS})
   --request-timeout MS cancel a request forwarded toward the agent that is not answered within
                        MS, and answer it -32603 {"reason":"request_timeout"} (default 0: never)
+  --mcp-bridge         run an MCP-over-ACP bridge in this process as the last proxy before the
+                       agent: MCP servers the client declares with type "acp" reach an agent
+                       that does not support them as http servers on a 127.0.0.1 endpoint (or
+                       as stdio servers, "acp-wire mcp-stdio", when it takes only those); an
+                       agent that supports them is left alone (see docs/mcp-over-acp.md; not
+                       with --tcp)
   --trace-file PATH    write every message between the components to PATH (truncated first), one
                        JSON event per line: the ACP Rust SDK conductor's trace format (see
                        docs/tracing.md; "acp-wire trace view PATH" shows it)
@@ -93,6 +100,8 @@ interface ConductArgs {
   viewerPort: number | undefined;
   /** `ACP_WIRE_TOKEN`: required from `--listen` clients, sent to URL components. */
   token: string | undefined;
+  /** `--mcp-bridge`: an in-process `McpBridge` just before the agent, in each chain. */
+  mcpBridge: boolean;
   commands: string[];
 }
 
@@ -108,12 +117,14 @@ function parseConductArgs(argv: readonly string[]): ConductArgs {
     'trace-file': { type: 'string' },
     serve: { type: 'boolean' },
     port: { type: 'string' },
+    'mcp-bridge': { type: 'boolean' },
   });
   const text = (name: string): string | undefined => values[name] as string | undefined;
   if (text('tcp') !== undefined && text('listen') !== undefined) throw new UsageError('give --tcp or --listen, not both');
   const isServer = text('tcp') !== undefined || text('listen') !== undefined;
   if (text('max-chains') !== undefined && !isServer) throw new UsageError('--max-chains needs --tcp or --listen');
   if (text('idle-timeout') !== undefined && text('tcp') === undefined) throw new UsageError('--idle-timeout needs --tcp');
+  if (values['mcp-bridge'] === true && text('tcp') !== undefined) throw new UsageError('--mcp-bridge cannot be used with --tcp');
   checkTraceOptions(values, positionals, text('tcp') !== undefined ? '--tcp' : text('listen') !== undefined ? '--listen' : undefined);
   const args: ConductArgs = {
     trace: values.trace === true,
@@ -128,6 +139,7 @@ function parseConductArgs(argv: readonly string[]): ConductArgs {
     // Read only where it is used: by --listen, and by the URL components.
     token: text('listen') !== undefined || positionals.some(isPeerUrl) ? bearerTokenFromEnvironment() : undefined,
     commands: positionals,
+    mcpBridge: values['mcp-bridge'] === true,
   };
   if (args.commands.length === 0) throw new UsageError('give at least the agent command');
   for (const command of args.commands) if (!isPeerUrl(command)) splitCommandLine(command);
@@ -225,6 +237,7 @@ class ChainRunner {
       await Promise.all([closeUrlComponents(components), openClient().close()]);
       return false;
     }
+    if (args.mcpBridge) components.splice(-1, 0, mcpBridgeComponent({ logger: logger('mcp-bridge') }).component);
     const client = openClient();
     let conductor: Conductor;
     try {

@@ -36,6 +36,22 @@ export const CREDENTIAL_QUERY_KEYS: readonly string[] = [
   'credentials',
 ];
 
+/**
+ * Words that make an environment variable's name a credential's (`GITHUB_TOKEN`, `OPENAI_API_KEY`,
+ * `ACP_WIRE_MCP_TOKEN`): found anywhere in the name, compared case-insensitively, ignoring `-` and `_`.
+ */
+export const CREDENTIAL_ENV_WORDS: readonly string[] = [
+  'token',
+  'secret',
+  'password',
+  'passwd',
+  'apikey',
+  'accesskey',
+  'privatekey',
+  'credential',
+  'authorization',
+];
+
 const HEADER_SET = new Set(CREDENTIAL_HEADERS);
 const QUERY_KEY_SET = new Set(CREDENTIAL_QUERY_KEYS.map(normalizeKey));
 
@@ -46,6 +62,9 @@ const QUERY_KEY_SET = new Set(CREDENTIAL_QUERY_KEYS.map(normalizeKey));
  * - Under any `headers` member: in an array of `{name, value}` objects (ACP's `HttpHeader`), the
  *   `value` of a credential header; in an object, the value of each credential header key.
  *   Credential headers: `Authorization`, `Proxy-Authorization`, `Cookie`, `Set-Cookie`, `X-Api-Key`.
+ * - Under any `env` member: in an array of `{name, value}` objects (ACP's `EnvVariable`, as in a
+ *   stdio MCP server's declaration), the `value` of a variable whose name holds a credential word
+ *   ({@link CREDENTIAL_ENV_WORDS}); in an object, the value of each such key.
  * - Every `url` member that is an `http:` or `https:` URL: userinfo removed, and the values of
  *   credential query keys ({@link CREDENTIAL_QUERY_KEYS}, valueless and repeated ones too) become
  *   `[REDACTED]`; the other query pairs keep their spelling, order and encoding. A URL that does
@@ -93,7 +112,8 @@ export function redactInPlace<T>(value: T): T {
     for (const key of Object.keys(object)) {
       const member = object[key];
       if (key === 'url' && typeof member === 'string') object[key] = redactUrl(member);
-      else if (key === 'headers') redactHeaders(member);
+      else if (key === 'headers') redactNamedValues(member, isCredentialHeader);
+      else if (key === 'env') redactNamedValues(member, isCredentialEnvName);
       if (typeof object[key] === 'object' && object[key] !== null) stack.push(object[key]);
     }
   }
@@ -135,15 +155,25 @@ function redactQuery(query: string): string {
   return changed ? pairs.join('&') : query;
 }
 
-function redactHeaders(headers: unknown): void {
-  if (Array.isArray(headers)) {
-    for (const header of headers) {
-      if (!isPlainObject(header) || typeof header.name !== 'string') continue;
-      if (HEADER_SET.has(header.name.toLowerCase()) && 'value' in header) header.value = REDACTED;
+/** Redacts the values named by `isCredential` in `{name, value}[]` or in a `{name: value}` map. */
+function redactNamedValues(named: unknown, isCredential: (name: string) => boolean): void {
+  if (Array.isArray(named)) {
+    for (const entry of named) {
+      if (!isPlainObject(entry) || typeof entry.name !== 'string') continue;
+      if (isCredential(entry.name) && 'value' in entry) entry.value = REDACTED;
     }
-  } else if (isPlainObject(headers)) {
-    for (const name of Object.keys(headers)) if (HEADER_SET.has(name.toLowerCase())) headers[name] = REDACTED;
+  } else if (isPlainObject(named)) {
+    for (const name of Object.keys(named)) if (isCredential(name)) named[name] = REDACTED;
   }
+}
+
+function isCredentialHeader(name: string): boolean {
+  return HEADER_SET.has(name.toLowerCase());
+}
+
+function isCredentialEnvName(name: string): boolean {
+  const normalized = name.toLowerCase().replace(/[-_]/g, '');
+  return CREDENTIAL_ENV_WORDS.some((word) => normalized.includes(word));
 }
 
 function normalizeKey(key: string): string {

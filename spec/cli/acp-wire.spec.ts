@@ -42,8 +42,9 @@ describe('acp-wire (the command line)', function () {
         const run = acpWire(...args);
         expect(run).to.deep.include({ status: 0, stderr: '' });
         expect(run.stdout).to.match(/^usage: acp-wire <command> \[options\]\n/);
-        expect(run.stdout).to.match(/\n {2}conduct {2}run an ACP proxy chain/);
-        expect(run.stdout).to.match(/\n {2}serve {4}expose a stdio agent over WebSocket and Streamable HTTP/);
+        expect(run.stdout).to.match(/\n {2}conduct {4}run an ACP proxy chain/);
+        expect(run.stdout).to.match(/\n {2}serve {6}expose a stdio agent over WebSocket and Streamable HTTP/);
+        expect(run.stdout).to.match(/\n {2}mcp-stdio {2}relay a stdio MCP client to a server bridged by conduct --mcp-bridge/);
       });
     }
 
@@ -65,6 +66,7 @@ describe('acp-wire (the command line)', function () {
           '--idle-timeout MS',
           '--kill-timeout MS',
           '--request-timeout MS',
+          '--mcp-bridge',
           '-h, --help',
         ]) {
           expect(run.stdout).to.include(`  ${option} `);
@@ -95,6 +97,11 @@ describe('acp-wire (the command line)', function () {
         ['conduct', '--tcp', '0', '--listen', '0', AGENT_COMMAND],
         'acp-wire conduct: give --tcp or --listen, not both (see acp-wire conduct --help)',
       ],
+      [
+        ['conduct', '--tcp', '0', '--mcp-bridge', AGENT_COMMAND],
+        'acp-wire conduct: --mcp-bridge cannot be used with --tcp (see acp-wire conduct --help)',
+      ],
+      [['mcp-stdio'], "acp-wire mcp-stdio: ACP_WIRE_MCP_URL must hold the bridged server's URL (see acp-wire mcp-stdio --help)"],
       [
         ['conduct', '--listen', '0', '--idle-timeout', '1000', AGENT_COMMAND],
         'acp-wire conduct: --idle-timeout needs --tcp (see acp-wire conduct --help)',

@@ -137,7 +137,7 @@ describe('acp-wire trace options', function () {
     expect(help.stdout.text).to.include('  --port N ');
     const top = run(['--help']);
     expect(await childClosed(top.child)).to.deep.equal({ code: 0, signal: null });
-    expect(top.stdout.lines).to.include('  trace    serve the sequence-diagram viewer of a trace file (trace view PATH)');
+    expect(top.stdout.lines).to.include('  trace      serve the sequence-diagram viewer of a trace file (trace view PATH)');
   });
 
   for (const [args, line] of [

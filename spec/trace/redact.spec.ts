@@ -43,6 +43,31 @@ describe('redactCredentials()', () => {
     });
   });
 
+  it('replaces the value of a credential-named env variable in an ACP env array and in an env map, and keeps the others', () => {
+    const input = {
+      env: [
+        { name: 'GITHUB_TOKEN', value: 'a' },
+        { name: 'openai-api-key', value: 'b' },
+        { name: 'ACP_WIRE_MCP_TOKEN', value: 'c' },
+        { name: 'DB_PASSWORD', value: 'd' },
+        { name: 'ACP_WIRE_MCP_URL', value: 'http://127.0.0.1:1/mcp/x' },
+        { name: 'PATH', value: '/usr/bin' },
+      ],
+      nested: { env: { AWS_SECRET_ACCESS_KEY: 'e', HOME: '/home/me' } },
+    };
+    expect(redactCredentials(input)).to.deep.equal({
+      env: [
+        { name: 'GITHUB_TOKEN', value: REDACTED },
+        { name: 'openai-api-key', value: REDACTED },
+        { name: 'ACP_WIRE_MCP_TOKEN', value: REDACTED },
+        { name: 'DB_PASSWORD', value: REDACTED },
+        { name: 'ACP_WIRE_MCP_URL', value: 'http://127.0.0.1:1/mcp/x' },
+        { name: 'PATH', value: '/usr/bin' },
+      ],
+      nested: { env: { AWS_SECRET_ACCESS_KEY: REDACTED, HOME: '/home/me' } },
+    });
+  });
+
   it('replaces a token query value in an http(s) url and keeps the other pairs, their order and the fragment', () => {
     expect(redactCredentials({ url: SECRET_SERVER.url })).to.deep.equal({
       url: `https://mcp.example/api?mode=fast&token=${REDACTED}#frag`,

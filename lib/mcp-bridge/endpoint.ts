@@ -1,0 +1,148 @@
+/**
+ * The bridge's loopback MCP endpoint: Streamable HTTP on `127.0.0.1`, one route per bridged server,
+ * each with its own secret; requests checked (Host, Origin, secret) before their body is read.
+ *
+ * @packageDocumentation
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { McpCaller } from '../mcp/caller';
+import type { Logger } from '../support/logger';
+import { bearerTokenOf, isAllowedOrigin, isLoopbackHost, isSameSecret, newSecret } from './http-guard';
+import { McpPost } from './post';
+import { sendHttpError } from './reply';
+import { McpSessions } from './sessions';
+import { MCP_SESSION_ID_HEADER } from './legacy-mcp';
+
+/** One server the endpoint serves: a declared `acp` server, under its own route and secret. */
+export interface BridgedServer {
+  /** The declared `serverId`. */
+  readonly serverId: string;
+  /** The declared name. */
+  readonly name: string;
+  /** The route's random path segment. */
+  readonly route: string;
+  /** The secret a client sends as `Authorization: Bearer <secret>`. */
+  readonly secret: string;
+  /** The route's URL on the loopback listener. */
+  readonly url: string;
+}
+
+/** Options of {@link McpHttpEndpoint.listen}. */
+export interface McpHttpEndpointOptions {
+  /** Sends the `mcp/message` requests toward the providers. */
+  caller: McpCaller;
+  /** The largest request body read, in bytes; a larger one is answered 413. */
+  maxBodyBytes: number;
+  /** Where failures of the endpoint itself are logged. */
+  logger: Logger;
+}
+
+const ROUTE_PREFIX = '/mcp/';
+
+/** A loopback MCP endpoint. @internal */
+export class McpHttpEndpoint {
+  readonly #server: Server;
+  readonly #options: McpHttpEndpointOptions;
+  readonly #byRoute = new Map<string, BridgedServer>();
+  readonly #byServerId = new Map<string, BridgedServer>();
+  readonly #sessions = new McpSessions();
+  readonly #port: number;
+  #closed: Promise<void> | undefined;
+
+  private constructor(server: Server, options: McpHttpEndpointOptions) {
+    this.#server = server;
+    this.#options = options;
+    this.#port = (server.address() as AddressInfo).port;
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      this.#handle(req, res).catch((error: unknown) => {
+        options.logger.log('error', `MCP bridge endpoint failed on a request: ${String(error)}`);
+        sendHttpError(res, 500, null, -32603, 'MCP bridge failure');
+      });
+    });
+  }
+
+  /** Listens on `127.0.0.1`, on a free port. */
+  static async listen(options: McpHttpEndpointOptions): Promise<McpHttpEndpoint> {
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    server.on('error', (error) => options.logger.log('error', `MCP bridge endpoint: ${error.message}`));
+    return new McpHttpEndpoint(server, options);
+  }
+
+  /** The port it listens on. */
+  get port(): number {
+    return this.#port;
+  }
+
+  /** The route of a declared server: made on first use (fresh path and secret), the same after. */
+  serve(serverId: string, name: string): BridgedServer {
+    const known = this.#byServerId.get(serverId);
+    if (known) return known;
+    const route = randomUUID();
+    const server: BridgedServer = {
+      serverId,
+      name,
+      route,
+      secret: newSecret(),
+      url: `http://127.0.0.1:${this.#port}${ROUTE_PREFIX}${route}`,
+    };
+    this.#byRoute.set(route, server);
+    this.#byServerId.set(serverId, server);
+    return server;
+  }
+
+  /** Stops listening, ends every session (cancelling its requests) and drops every connection. Idempotent. */
+  close(): Promise<void> {
+    this.#closed ??= new Promise<void>((resolve) => {
+      this.#sessions.endAll();
+      this.#server.close(() => resolve());
+      this.#server.closeAllConnections();
+    });
+    return this.#closed;
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const server = this.#admit(req, res);
+    if (!server) return;
+    if (req.method === 'POST') return new McpPost(req, res, server, this.#sessions, this.#options).run();
+    req.resume();
+    if (req.method === 'DELETE') return this.#endSession(req, res, server);
+    sendHttpError(res, 405, null, -32600, 'Method not allowed: this endpoint takes POST (and DELETE to end a session)', {
+      allow: 'POST, DELETE',
+    });
+  }
+
+  /** The server a request is for, once Host, Origin, route and secret are right; else answered. */
+  #admit(req: IncomingMessage, res: ServerResponse): BridgedServer | undefined {
+    const refuse = (status: number, message: string, headers = {}): undefined => {
+      req.resume();
+      sendHttpError(res, status, null, -32600, message, headers);
+      return undefined;
+    };
+    if (!isLoopbackHost(req.headers.host, this.#port)) return refuse(403, 'Forbidden: the Host header must name this loopback endpoint');
+    if (!isAllowedOrigin(req.headers.origin)) return refuse(403, 'Forbidden: requests from this Origin are refused');
+    const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
+    const server = path.startsWith(ROUTE_PREFIX) ? this.#byRoute.get(path.slice(ROUTE_PREFIX.length)) : undefined;
+    if (!server) return refuse(404, 'Not found: no MCP server at this path');
+    if (!isSameSecret(server.secret, bearerTokenOf(req.headers.authorization))) {
+      return refuse(401, 'Unauthorized: this MCP server needs the bearer token of its declaration', { 'www-authenticate': 'Bearer' });
+    }
+    return server;
+  }
+
+  #endSession(req: IncomingMessage, res: ServerResponse, server: BridgedServer): void {
+    const id = req.headers[MCP_SESSION_ID_HEADER];
+    const session = typeof id === 'string' ? this.#sessions.get(id, server.route) : undefined;
+    if (!session) return sendHttpError(res, 404, null, -32001, 'Session not found');
+    this.#sessions.end(session);
+    res.writeHead(204).end();
+  }
+}

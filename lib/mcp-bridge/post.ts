@@ -1,0 +1,173 @@
+/**
+ * One POST to the bridge's endpoint: its body read within a limit, one JSON-RPC message classified,
+ * the handshake and `ping` answered here, every other request forwarded over ACP.
+ *
+ * @packageDocumentation
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { validKindOf, type JsonObject, type RequestId } from '../jsonrpc/message';
+import { MCP_META_CLIENT_CAPABILITIES, MCP_META_CLIENT_INFO, MCP_META_PROTOCOL_VERSION, MCP_PROTOCOL_VERSION } from '../mcp/protocol';
+import type { BridgedServer, McpHttpEndpointOptions } from './endpoint';
+import { bindingErrorResponse, forwardMcpRequest } from './forward';
+import { clientHandshakeOf, initializeResult } from './handshake';
+import {
+  MCP_CANCELLED_NOTIFICATION,
+  MCP_INITIALIZE_METHOD,
+  MCP_PING_METHOD,
+  MCP_PROTOCOL_VERSION_HEADER,
+  MCP_SESSION_ID_HEADER,
+  isStatelessRevision,
+} from './legacy-mcp';
+import { McpHttpReply, sendHttpError } from './reply';
+import { requestKey, type McpSession, type McpSessions } from './sessions';
+
+/** One JSON-RPC message an MCP client POSTed. */
+interface Posted {
+  readonly id: RequestId | undefined;
+  readonly method: string | undefined;
+  readonly params: JsonObject | undefined;
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Handles one POST. @internal */
+export class McpPost {
+  readonly #req: IncomingMessage;
+  readonly #res: ServerResponse;
+  readonly #server: BridgedServer;
+  readonly #sessions: McpSessions;
+  readonly #options: McpHttpEndpointOptions;
+
+  constructor(req: IncomingMessage, res: ServerResponse, server: BridgedServer, sessions: McpSessions, options: McpHttpEndpointOptions) {
+    this.#req = req;
+    this.#res = res;
+    this.#server = server;
+    this.#sessions = sessions;
+    this.#options = options;
+  }
+
+  /** Reads, checks and answers the POST. Never rejects for the client's mistakes (they are answered). */
+  async run(): Promise<void> {
+    const mediaType = this.#req.headers['content-type']?.split(';')[0]?.trim().toLowerCase();
+    if (mediaType !== 'application/json') return this.#refuse(415, null, -32600, 'Unsupported Media Type: send application/json');
+    const body = await this.#readBody();
+    if (body === undefined) return;
+    const posted = this.#parse(body);
+    if (!posted) return;
+    if (posted.method === undefined) return void this.#res.writeHead(202).end();
+    if (posted.id === undefined) return this.#notification(posted);
+    if (posted.method === MCP_INITIALIZE_METHOD) return this.#initialize(posted.id, posted.params);
+    const session = this.#session();
+    if (session === null) return;
+    if (!session && !isStatelessRevision(this.#header(MCP_PROTOCOL_VERSION_HEADER), posted.params)) {
+      return this.#refuse(400, posted.id, -32600, 'Bad Request: send initialize first, then its Mcp-Session-Id header');
+    }
+    const reply = new McpHttpReply(this.#req, this.#res);
+    if (posted.method === MCP_PING_METHOD) return reply.finish({ jsonrpc: '2.0', id: posted.id, result: {} });
+    await forwardMcpRequest({
+      caller: this.#options.caller,
+      serverId: this.#server.serverId,
+      serverName: this.#server.name,
+      id: posted.id,
+      method: posted.method,
+      params: session ? withSessionMeta(posted.params, session) : posted.params,
+      reply,
+      active: session?.active,
+    });
+  }
+
+  #header(name: string): string | undefined {
+    const value = this.#req.headers[name];
+    return typeof value === 'string' ? value : undefined;
+  }
+
+  #refuse(status: number, id: RequestId, code: number, message: string): void {
+    this.#req.resume();
+    sendHttpError(this.#res, status, id, code, message);
+  }
+
+  /** The request's session: `undefined` without the header, `null` (answered 404) for an unknown one. */
+  #session(): McpSession | undefined | null {
+    const id = this.#header(MCP_SESSION_ID_HEADER);
+    if (id === undefined) return undefined;
+    const session = this.#sessions.get(id, this.#server.route);
+    if (session) return session;
+    sendHttpError(this.#res, 404, null, -32001, 'Session not found: initialize again');
+    return null;
+  }
+
+  async #readBody(): Promise<string | undefined> {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of this.#req as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > this.#options.maxBodyBytes) {
+          this.#refuse(413, null, -32600, `Payload Too Large: at most ${this.#options.maxBodyBytes} bytes`);
+          return undefined;
+        }
+        chunks.push(chunk);
+      }
+    } catch {
+      // The client went away while sending: there is nobody to answer.
+      return undefined;
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  }
+
+  /** The one message of the body; `undefined` when it was refused (answered 400). */
+  #parse(body: string): Posted | undefined {
+    let value: unknown;
+    try {
+      value = JSON.parse(body);
+    } catch {
+      return void sendHttpError(this.#res, 400, null, -32700, 'Parse error');
+    }
+    if (Array.isArray(value)) return void sendHttpError(this.#res, 400, null, -32600, 'Invalid Request: batches are not supported');
+    const kind = validKindOf(value);
+    const message = value as { id?: RequestId; method?: string; params?: unknown };
+    if (kind === undefined || (message.params !== undefined && !isObject(message.params))) {
+      return void sendHttpError(this.#res, 400, null, -32600, 'Invalid Request: one JSON-RPC message with object params');
+    }
+    if (kind === 'response') return { id: undefined, method: undefined, params: undefined };
+    return { id: kind === 'request' ? message.id : undefined, method: message.method, params: message.params as JsonObject | undefined };
+  }
+
+  /** A notification: `notifications/cancelled` cancels its request; every one is accepted (202). */
+  #notification(posted: Posted): void {
+    const session = this.#session();
+    if (session === null) return;
+    const requestId = posted.params?.requestId;
+    if (session && posted.method === MCP_CANCELLED_NOTIFICATION && requestId !== undefined && requestId !== null) {
+      session.active.get(requestKey(requestId as RequestId))?.abort();
+    }
+    this.#res.writeHead(202).end();
+  }
+
+  async #initialize(id: RequestId, params: JsonObject | undefined): Promise<void> {
+    const handshake = clientHandshakeOf(params);
+    let result: JsonObject;
+    try {
+      result = await initializeResult(this.#options.caller, this.#server, handshake);
+    } catch (error) {
+      const reply = new McpHttpReply(this.#req, this.#res);
+      return reply.finish(bindingErrorResponse(id, this.#server.name, error));
+    }
+    const session = this.#sessions.open(this.#server.route, handshake);
+    new McpHttpReply(this.#req, this.#res, { [MCP_SESSION_ID_HEADER]: session.id }).finish({ jsonrpc: '2.0', id, result });
+  }
+}
+
+/**
+ * A session's request params as revision 2026-07-28 wants them: the session's client capabilities
+ * and info, and the revision, in `_meta` (beside what the client put there, e.g. `progressToken`).
+ */
+export function withSessionMeta(params: JsonObject | undefined, session: McpSession): JsonObject {
+  const meta: JsonObject = { ...(isObject(params?._meta) ? params._meta : {}) };
+  meta[MCP_META_PROTOCOL_VERSION] = MCP_PROTOCOL_VERSION;
+  meta[MCP_META_CLIENT_CAPABILITIES] = session.clientCapabilities;
+  if (session.clientInfo !== undefined) meta[MCP_META_CLIENT_INFO] = session.clientInfo;
+  return { ...params, _meta: meta };
+}
