@@ -34,6 +34,8 @@ export interface ChainStarterOptions {
   urlOptions: ConnectUrlOptions | undefined;
   /** Called with each chain once it has started. */
   onChain: ((conductor: Conductor) => void) | undefined;
+  /** Makes each chain's extra component, placed just before the agent. */
+  beforeAgent?: (() => ComponentSource) | undefined;
   /** Called when a chain could not be started; without it, an `error` line goes to `logger`. */
   onChainFailed: ((error: unknown) => void) | undefined;
   /** The server's logger. */
@@ -85,11 +87,14 @@ export class ChainStarter {
     const connection = client.open();
     client.client.attach(connection);
     let conductor: Conductor;
+    let extra: ComponentSource | undefined;
     try {
-      conductor = new Conductor({ ...this.#options.chain, components, client: connection });
+      extra = this.#options.beforeAgent?.();
+      const all = extra === undefined ? components : [...components.slice(0, -1), extra, ...components.slice(-1)];
+      conductor = new Conductor({ ...this.#options.chain, components: all, client: connection });
     } catch (error) {
       this.#failed(client, error);
-      void Promise.all([connection.close(), closeUrlComponents(components)]);
+      void Promise.all([connection.close(), closeUrlComponents(components), closeUrlComponents(extra === undefined ? [] : [extra])]);
       return;
     } finally {
       client.ready?.();

@@ -14,7 +14,7 @@ import { serveRemoteClients, type RemoteServerOptions } from '../transports/remo
 import { remoteConnection } from '../transports/remote/websocket';
 import { checkPort, serveTcpClients, socketConnection, type TcpAddress } from '../transports/tcp';
 import type { ConnectUrlOptions } from '../transports/url';
-import { resolveSource } from './chain-component';
+import { resolveSource, type ComponentSource } from './chain-component';
 import { ChainStarter } from './chain-starter';
 import type { Conductor, ConductorOptions } from './conductor';
 
@@ -55,6 +55,12 @@ export interface ConductorListenerOptions extends Omit<ConductorOptions, 'client
   onChainFailed?: (error: unknown) => void;
   /** How components named by a URL are connected (e.g. `{ token }`), for each chain. */
   urlOptions?: ConnectUrlOptions;
+  /**
+   * Makes, for each chain, one more component placed just before the agent: an in-process proxy
+   * of that chain's own (e.g. `mcpBridgeComponent().component`). Closed with its chain, or at once
+   * when the chain cannot be made.
+   */
+  beforeAgent?: () => ComponentSource;
   /**
    * With a `ws://` or `http://` listen URL: who may connect (`token`, `allowedOrigins`), the
    * transports offered, and the WebSocket and Streamable HTTP limits.
@@ -117,8 +123,16 @@ export interface ConductorListener {
  * ```
  */
 export function listenConductor(address: TcpAddress | string, options: ConductorListenerOptions): Promise<ConductorListener> {
-  const { maxChains = DEFAULT_MAX_CHAINS, idleTimeoutMs = DEFAULT_CHAIN_IDLE_TIMEOUT_MS, onChain, onChainFailed, urlOptions } = options;
-  const { remote, maxChains: _m, idleTimeoutMs: _i, onChain: _c, onChainFailed: _f, urlOptions: _u, ...chain } = options;
+  const {
+    maxChains = DEFAULT_MAX_CHAINS,
+    idleTimeoutMs = DEFAULT_CHAIN_IDLE_TIMEOUT_MS,
+    onChain,
+    onChainFailed,
+    urlOptions,
+    beforeAgent,
+  } = options;
+  const { remote, maxChains: _m, idleTimeoutMs: _i, onChain: _c, onChainFailed: _f, urlOptions: _u, beforeAgent: _b, ...chain } = options;
+  if (beforeAgent !== undefined && typeof beforeAgent !== 'function') throw new TypeError('beforeAgent must be a function');
   checkComponents(options.components);
   checkMaxCount('maxChains', maxChains);
   checkIdleTimeout('idleTimeoutMs', idleTimeoutMs);
@@ -128,7 +142,7 @@ export function listenConductor(address: TcpAddress | string, options: Conductor
   const isTcp = target.transport === 'tcp';
   const pool = new ClientPool({ maxClients: maxChains, idleTimeoutMs: isTcp ? idleTimeoutMs : 0 });
   logPool(pool, logger, idleTimeoutMs);
-  const starter = new ChainStarter(pool, { chain, urlOptions, onChain, onChainFailed, logger });
+  const starter = new ChainStarter(pool, { chain, urlOptions, onChain, onChainFailed, beforeAgent, logger });
   const clientOptions = { name: 'client', ...(options.logger ? { logger: options.logger('client') } : {}) };
   if (target.transport === 'tcp') return serveTcpChains(target.address, pool, starter, clientOptions);
   const { host, port, path } = target;

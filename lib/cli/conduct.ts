@@ -64,8 +64,8 @@ options:
                        agent: MCP servers the client declares with type "acp" reach an agent
                        that does not support them as http servers on a 127.0.0.1 endpoint (or
                        as stdio servers, "acp-wire mcp-stdio", when it takes only those); an
-                       agent that supports them is left alone (see docs/mcp-over-acp.md; not
-                       with --tcp)
+                       agent that supports them is left alone (see docs/mcp-over-acp.md; with
+                       --tcp or --listen, one bridge per chain)
   --trace-file PATH    write every message between the components to PATH (truncated first), one
                        JSON event per line: the ACP Rust SDK conductor's trace format (see
                        docs/tracing.md; "acp-wire trace view PATH" shows it)
@@ -124,7 +124,6 @@ function parseConductArgs(argv: readonly string[]): ConductArgs {
   const isServer = text('tcp') !== undefined || text('listen') !== undefined;
   if (text('max-chains') !== undefined && !isServer) throw new UsageError('--max-chains needs --tcp or --listen');
   if (text('idle-timeout') !== undefined && text('tcp') === undefined) throw new UsageError('--idle-timeout needs --tcp');
-  if (values['mcp-bridge'] === true && text('tcp') !== undefined) throw new UsageError('--mcp-bridge cannot be used with --tcp');
   checkTraceOptions(values, positionals, text('tcp') !== undefined ? '--tcp' : text('listen') !== undefined ? '--listen' : undefined);
   const args: ConductArgs = {
     trace: values.trace === true,
@@ -336,6 +335,7 @@ async function conductOnServer(runner: ChainRunner): Promise<number> {
     idleTimeoutMs: args.idleTimeoutMs,
     urlOptions: runner.urlOptions,
     remote: { token: args.token },
+    ...(args.mcpBridge ? { beforeAgent: () => mcpBridgeComponent({ logger: logger('mcp-bridge') }).component } : {}),
     onChain: (conductor) => {
       runner.chains.add(conductor);
       void conductor.closed.then((outcome) => {

@@ -97,10 +97,6 @@ describe('acp-wire (the command line)', function () {
         ['conduct', '--tcp', '0', '--listen', '0', AGENT_COMMAND],
         'acp-wire conduct: give --tcp or --listen, not both (see acp-wire conduct --help)',
       ],
-      [
-        ['conduct', '--tcp', '0', '--mcp-bridge', AGENT_COMMAND],
-        'acp-wire conduct: --mcp-bridge cannot be used with --tcp (see acp-wire conduct --help)',
-      ],
       [['mcp-stdio'], "acp-wire mcp-stdio: ACP_WIRE_MCP_URL must hold the bridged server's URL (see acp-wire mcp-stdio --help)"],
       [
         ['conduct', '--listen', '0', '--idle-timeout', '1000', AGENT_COMMAND],

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { Connection, McpProvider, REDACTED } from '../../lib';
+import { Connection, McpProvider, REDACTED, connectTcp } from '../../lib';
 import { httpPost } from '../helpers/mcp-bridge';
 import { CLI, ROOT, fixtureArgs, useBuild } from '../helpers/processes';
 
@@ -73,6 +73,34 @@ describe('acp-wire conduct --mcp-bridge', function () {
       expect(trace).not.to.contain(secret);
     });
   }
+
+  it('gives each --tcp client a bridge of its own before the agent, which advertises acp and rewrites its declarations', async () => {
+    const agent = [process.execPath, ...fixtureArgs('mcp-less-agent', ['http'])].join(' ');
+    conductor = spawn(process.execPath, [CLI, 'conduct', '--mcp-bridge', '--tcp', '0', agent], {
+      cwd: ROOT,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    const [line] = (await once(conductor.stdout!.setEncoding('utf8'), 'data')) as [string];
+    const port = Number(/^listening (\d+)/.exec(line)![1]);
+    const urls: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const tcp = await connectTcp({ host: '127.0.0.1', port });
+      try {
+        const init = (await tcp.sendRequest('initialize', { protocolVersion: 1, clientCapabilities: {} })) as {
+          agentCapabilities: { mcpCapabilities: { acp?: boolean } };
+        };
+        expect(init.agentCapabilities.mcpCapabilities.acp).to.equal(true);
+        const session = (await tcp.sendRequest('session/new', { cwd: '/', mcpServers: [ACP_TOOLS] })) as {
+          _meta: { mcpServers: { type: string; url: string }[] };
+        };
+        expect(session._meta.mcpServers[0]!.type).to.equal('http');
+        urls.push(session._meta.mcpServers[0]!.url);
+      } finally {
+        await tcp.close();
+      }
+    }
+    expect(new URL(urls[0]!).port, 'one loopback endpoint per chain').not.to.equal(new URL(urls[1]!).port);
+  });
 
   it('carries an MCP tools/call from the agent side to the provider of the conductor client', async () => {
     const { client: acp, provider } = startConductor(['http'], join(dir, 'trace.jsons'));
