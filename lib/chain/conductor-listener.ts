@@ -18,10 +18,9 @@ import { resolveSource, type ComponentSource } from './chain-component';
 import { ChainStarter } from './chain-starter';
 import type { Conductor, ConductorOptions } from './conductor';
 
-/** The default {@link ConductorListenerOptions.maxChains}. */
-export const DEFAULT_MAX_CHAINS = 16;
-/** The default {@link ConductorListenerOptions.idleTimeoutMs}: five minutes. */
-export const DEFAULT_CHAIN_IDLE_TIMEOUT_MS = 300_000;
+import { DEFAULT_CHAIN_IDLE_TIMEOUT_MS, DEFAULT_MAX_CHAINS } from './listener-defaults';
+
+export { DEFAULT_CHAIN_IDLE_TIMEOUT_MS, DEFAULT_MAX_CHAINS };
 
 /**
  * Options of {@link listenConductor}: those of each chain's {@link Conductor}, and the server's bounds.

@@ -6,8 +6,8 @@
 import type { ComponentRole } from './chain-component';
 import { defaultLogger, type Logger } from '../support/logger';
 import type { TraceEvent } from '../trace/events';
-import { TraceFileWriter } from '../trace/file';
-import { TraceRecorder, tapLogger } from '../trace/recorder';
+import type * as FileModule from '../trace/file';
+import type * as RecorderModule from '../trace/recorder';
 
 /** The trace options of a conductor. */
 export interface ConductorTraceOptions {
@@ -38,6 +38,9 @@ export function startConductorTrace(options: ConductorTraceOptions): ConductorTr
   const { traceFile, onTraceEvent } = options;
   if (onTraceEvent !== undefined && typeof onTraceEvent !== 'function') throw new TypeError('onTraceEvent must be a function');
   if (traceFile === undefined && onTraceEvent === undefined) return undefined;
+  // Loaded here, not at the top: a conductor that traces nothing never loads the trace modules.
+  const { TraceFileWriter } = require('../trace/file') as typeof FileModule;
+  const { TraceRecorder, tapLogger } = require('../trace/recorder') as typeof RecorderModule;
   const file = traceFile === undefined ? undefined : TraceFileWriter.open(traceFile);
   const recorder = new TraceRecorder((event) => {
     file?.write(event);

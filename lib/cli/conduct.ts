@@ -8,11 +8,12 @@
 import { splitCommandLine } from '../chain/command-line';
 import type { ComponentSource } from '../chain/chain-component';
 import { Conductor, type ConductorOutcome } from '../chain/conductor';
-import { DEFAULT_CHAIN_IDLE_TIMEOUT_MS, DEFAULT_MAX_CHAINS, listenConductor } from '../chain/conductor-listener';
+import type * as ListenerModule from '../chain/conductor-listener';
+import { DEFAULT_CHAIN_IDLE_TIMEOUT_MS, DEFAULT_MAX_CHAINS } from '../chain/listener-defaults';
 import { ComponentConnectionError, closeUrlComponents, connectUrlComponents } from '../chain/url-components';
 import type { Connection } from '../connection/connection';
 import { describeThrown } from '../jsonrpc/errors';
-import { mcpBridgeComponent } from '../mcp-bridge/component';
+import type * as BridgeComponentModule from '../mcp-bridge/component';
 import { createStderrLogger, defaultLogger, type Logger } from '../support/logger';
 import type { ConductorTraceOptions } from '../chain/conductor-trace';
 import { connectStdio } from '../transports/stdio';
@@ -26,12 +27,23 @@ import {
   parsePort,
   type ParsedArguments,
 } from './arguments';
-import { listenUrlOf, parseListen, type ListenAddress } from './remote-conduct';
+import type * as RemoteConductModule from './remote-conduct';
+import type { ListenAddress } from './remote-conduct';
 import { STOP_SIGNALS, watchStopSignals, type StopSignal, type StoppableProcess } from './shutdown';
 import { report, type Subcommand } from './subcommand';
-import { startLiveTraceViewer } from './trace';
+import type * as TraceCommandModule from './trace';
 
 const NAME = 'conduct';
+
+// The server modes, the MCP bridge and the live trace viewer are loaded when an option asks for
+// them: a chain on stdio loads none of them (nor WebSocket, HTTP or the trace modules).
+const remoteConduct = () => require('./remote-conduct') as typeof RemoteConductModule;
+const listenConductor: typeof ListenerModule.listenConductor = (...args) =>
+  (require('../chain/conductor-listener') as typeof ListenerModule).listenConductor(...args);
+const mcpBridgeComponent: typeof BridgeComponentModule.mcpBridgeComponent = (...args) =>
+  (require('../mcp-bridge/component') as typeof BridgeComponentModule).mcpBridgeComponent(...args);
+const startLiveTraceViewer: typeof TraceCommandModule.startLiveTraceViewer = (...args) =>
+  (require('./trace') as typeof TraceCommandModule).startLiveTraceViewer(...args);
 const DEFAULT_KILL_TIMEOUT_MS = 2000;
 
 const HELP = `usage: acp-wire conduct [options] [--] "<proxy command>"… "<agent command>"
@@ -128,7 +140,7 @@ function parseConductArgs(argv: readonly string[]): ConductArgs {
   const args: ConductArgs = {
     trace: values.trace === true,
     tcpPort: optional(text('tcp'), (value) => parsePort('--tcp', value)),
-    listen: optional(text('listen'), parseListen),
+    listen: optional(text('listen'), (value) => remoteConduct().parseListen(value)),
     maxChains: optional(text('max-chains'), (value) => parseDecimal('--max-chains', value, 'a number', 1, 65535)) ?? DEFAULT_MAX_CHAINS,
     idleTimeoutMs: optional(text('idle-timeout'), (value) => parseMilliseconds('--idle-timeout', value)),
     killTimeoutMs: optional(text('kill-timeout'), (value) => parseMilliseconds('--kill-timeout', value)) ?? DEFAULT_KILL_TIMEOUT_MS,
@@ -326,7 +338,7 @@ async function serveUntilStopped(runner: ChainRunner, close: () => Promise<void>
 async function conductOnServer(runner: ChainRunner): Promise<number> {
   const { args, logger } = runner;
   let anyFailed = false;
-  const listener = await listenConductor(args.listen ? listenUrlOf(args.listen) : { port: args.tcpPort! }, {
+  const listener = await listenConductor(args.listen ? remoteConduct().listenUrlOf(args.listen) : { port: args.tcpPort! }, {
     components: args.commands,
     logger,
     killTimeoutMs: args.killTimeoutMs,

@@ -4,9 +4,11 @@
  * @packageDocumentation
  */
 import type { Connection } from '../connection/connection';
-import { connectHttp, type ConnectHttpOptions } from './remote/http-client';
+import type * as HttpClientModule from './remote/http-client';
+import type { ConnectHttpOptions } from './remote/http-client';
 import { connectTcp } from './tcp';
-import { connectWebSocket, type ConnectWebSocketOptions } from './remote/websocket';
+import type * as WebSocketModule from './remote/websocket';
+import type { ConnectWebSocketOptions } from './remote/websocket';
 
 /** The URL schemes {@link connectUrl} understands. */
 export const PEER_URL_SCHEMES = ['ws:', 'wss:', 'http:', 'https:', 'tcp:'] as const;
@@ -37,10 +39,12 @@ export async function connectUrl(url: string | URL, options: ConnectUrlOptions =
   switch (target.protocol) {
     case 'ws:':
     case 'wss:':
-      return connectWebSocket(target, options);
+      // The remote transports (and `ws`) are loaded on first use: a process that only checks
+      // `isPeerUrl` or connects over TCP never loads them.
+      return (require('./remote/websocket') as typeof WebSocketModule).connectWebSocket(target, options);
     case 'http:':
     case 'https:':
-      return connectHttp(target, options);
+      return (require('./remote/http-client') as typeof HttpClientModule).connectHttp(target, options);
     case 'tcp:': {
       if (target.port === '') throw new TypeError(`a tcp:// URL needs a port, got ${target.href}`);
       const {
