@@ -1,0 +1,49 @@
+/**
+ * Run by `npm run build` after `tsc`: makes the compiled root index (`dist/lib/index.js`) load the
+ * modules above the connection layer on first use of one of their exports, not when `acp-wire` is
+ * required. `lib/index.ts` and its declarations (`dist/lib/index.d.ts`) are not touched: the
+ * exports keep their names, types and values.
+ *
+ * `tsc` compiles each `export { X } from './m'` to one `var m_1 = require("./m");` line and one
+ * getter per name (`get: function () { return m_1.X; }`). This script replaces each such `require`
+ * line outside the eager folders with a `lazyModule(...)` line that requires the module when a
+ * getter first reads from it. The getters keep the shape Node's CommonJS export detection reads,
+ * so `import { X } from 'acp-wire'` from an ES module still sees every name (an ES module's
+ * import reads every export, so it loads every module: ES modules use the subpath entries).
+ * One line is replaced by one line, so the source map still holds. Fails on any line it does not
+ * recognise, so a change in what `tsc` emits cannot pass unnoticed.
+ *
+ * @packageDocumentation
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The folders `Connection` itself needs: loaded eagerly, as before. */
+const EAGER_FOLDERS = ['jsonrpc', 'framing', 'support', 'connection', 'requests', 'gc'];
+
+const HELPER = 'function lazyModule(load) { let loaded; return new Proxy({}, { get: (_, key) => (loaded ??= load())[key] }); }';
+
+function rewrite(text: string): string {
+  const lines = text.split('\n');
+  let replaced = 0;
+  const out = lines.map((line) => {
+    const match = /^var (\w+) = require\("\.\/([\w-]+)\/([\w/-]+)"\);$/.exec(line);
+    if (match) {
+      const [, name, folder, rest] = match;
+      if (EAGER_FOLDERS.includes(folder!)) return line;
+      replaced++;
+      return `var ${name} = lazyModule(() => require("./${folder}/${rest}"));`;
+    }
+    if (line.includes('require(')) throw new Error(`lazy-root-index: unexpected line in the compiled index: ${line}`);
+    return line;
+  });
+  if (replaced === 0) throw new Error('lazy-root-index: found no require line to make lazy: was the index already rewritten?');
+  const at = out.findIndex((line) => line.startsWith('var '));
+  out.splice(at, 0, HELPER);
+  // The helper's line shifts what follows by one: join it to the first line it precedes instead.
+  out[at] = `${out[at]} ${out.splice(at + 1, 1)[0]}`;
+  return out.join('\n');
+}
+
+const file = join(__dirname, '..', 'dist', 'lib', 'index.js');
+writeFileSync(file, rewrite(readFileSync(file, 'utf8')));

@@ -1,0 +1,100 @@
+/**
+ * What a process loads when it requires acp-wire: the subpath entries and the CLI's conduct path
+ * load no remote transport, trace file machinery or MCP bridge; the root index loads its upper
+ * layers only when one of their exports is read, and still exports every name. Each check runs
+ * the built package in a fresh Node process and reads `require.cache`.
+ */
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import * as api from '../lib';
+import { ROOT, useBuild } from './helpers/processes';
+
+const DIST = join(ROOT, 'dist', 'lib');
+
+/** Runs `script` in a fresh Node process; it prints JSON, which this returns. */
+function inChild<T>(script: string): T {
+  const result = spawnSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`the child process failed: ${result.stderr}`);
+  return JSON.parse(result.stdout) as T;
+}
+
+/** The files under the repository (dist/lib/…, node_modules/…) a process loads by requiring `entries`. */
+function loadedBy(...entries: string[]): string[] {
+  const requires = entries.map((entry) => `require(${JSON.stringify(join(ROOT, entry))});`).join('');
+  const files = inChild<string[]>(`${requires} process.stdout.write(JSON.stringify(Object.keys(require.cache)));`);
+  return files.map((file) => relative(ROOT, file));
+}
+
+/** The modules that only remote peers, trace files and viewers, or the MCP bridge need. */
+const isHeavy = (file: string): boolean =>
+  /^dist\/lib\/(transports\/remote|mcp-bridge|mcp)\//.test(file) ||
+  /^dist\/lib\/trace\/(file|recorder|store|server|events|redact)\.js$/.test(file) ||
+  file.startsWith('node_modules/ws/');
+
+/** Every compiled `.js` file under `dir`. */
+function compiledFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return compiledFiles(path);
+    return name.endsWith('.js') ? [path] : [];
+  });
+}
+
+describe('start-up: what requiring acp-wire loads', function () {
+  this.timeout(60000);
+  useBuild();
+
+  it('acp-wire/connection and acp-wire/transports load no remote transport, trace module or MCP code', () => {
+    const loaded = loadedBy('dist/lib/connection/index.js', 'dist/lib/transports/index.js');
+    expect(loaded).to.include('dist/lib/transports/stdio.js');
+    expect(loaded.filter((file) => file.startsWith('dist/lib/trace/') || isHeavy(file))).to.deep.equal([]);
+  });
+
+  it('acp-wire/chain and acp-wire/acp (a proxy, an agent) load no remote transport, trace file machinery or MCP bridge', () => {
+    const loaded = loadedBy('dist/lib/chain/index.js', 'dist/lib/acp/index.js', 'dist/lib/transports/index.js');
+    expect(loaded).to.include('dist/lib/chain/proxy.js');
+    expect(loaded.filter((file) => isHeavy(file) && file !== 'dist/lib/mcp/protocol.js')).to.deep.equal([]);
+  });
+
+  it('the CLI on its conduct path loads no remote transport, trace file machinery or MCP bridge', () => {
+    const loaded = loadedBy('dist/lib/cli/main.js', 'dist/lib/cli/conduct.js');
+    expect(loaded).to.include('dist/lib/chain/conductor.js');
+    expect(loaded.filter((file) => isHeavy(file) && file !== 'dist/lib/mcp/protocol.js')).to.deep.equal([]);
+  });
+
+  it('requiring the root index loads the connection layer and below, nothing above it', () => {
+    const above = loadedBy('dist/lib/index.js').filter(
+      (file) => file.startsWith('dist/lib/') && !/^dist\/lib\/(index|(jsonrpc|framing|support|connection|requests|gc)\/.*)\.js$/.test(file),
+    );
+    expect(above).to.deep.equal([]);
+  });
+
+  it('the root index exports every name lib/index.ts declares, each one defined', () => {
+    const names = inChild<Record<string, string>>(
+      `const api = require(${JSON.stringify(DIST)}); const types = {};
+       for (const name of Object.keys(api)) types[name] = typeof api[name];
+       process.stdout.write(JSON.stringify(types));`,
+    );
+    const expected = Object.fromEntries(Object.entries(api).map(([name, value]) => [name, typeof value]));
+    expect(names).to.deep.equal(expected);
+  });
+
+  it('each subpath entry exports the very values the root exports under the same names', () => {
+    const mismatched = inChild<string[]>(
+      `const root = require(${JSON.stringify(DIST)}); const bad = [];
+       for (const entry of ['connection', 'transports', 'acp', 'chain']) {
+         const sub = require(${JSON.stringify(DIST)} + '/' + entry);
+         for (const name of Object.keys(sub)) if (sub[name] !== root[name]) bad.push(entry + ': ' + name);
+       }
+       process.stdout.write(JSON.stringify(bad));`,
+    );
+    expect(mismatched).to.deep.equal([]);
+  });
+
+  it('the generated schema modules are types only: no compiled file requires them', () => {
+    const requiring = compiledFiles(DIST).filter((file) => /require\("[^"]*schema\//.test(readFileSync(file, 'utf8')));
+    expect(requiring.map((file) => relative(ROOT, file))).to.deep.equal([]);
+  });
+});
