@@ -31,6 +31,8 @@ export interface BenchOptions {
   pendingRequests: number;
   /** Lines per framing run (0: skip). */
   framingLines: number;
+  /** Interleaved rounds of the start-up measurements (0: skip). */
+  startupRounds: number;
   /** Where to write the JSON report, if anywhere. */
   jsonFile: string | undefined;
 }
@@ -38,9 +40,11 @@ export interface BenchOptions {
 /** The usage text printed for `--help` and with a bad option. */
 export const USAGE = `usage: npm run bench -- [--full] [--json FILE] [--rounds N] [--budget MS]
        [--libs a,b] [--transports a,b] [--workloads a,b] [--soak N] [--pending N] [--framing N]
+       [--startup N]
   --full        7 rounds of 400 ms cells, a 1,000,000 round-trip soak, tracker cost on every transport
   --json FILE   also write the results as JSON
-  --soak N      round trips of the heap soak (0 skips it); --pending N, --framing N likewise`;
+  --soak N      round trips of the heap soak (0 skips it); --pending N, --framing N likewise
+  --startup N   interleaved rounds of the start-up measurements (0 skips them; 10, --full 30)`;
 
 function list<T extends string>(value: string, allowed: readonly T[], name: string): T[] {
   const items = value.split(',').filter(Boolean) as T[];
@@ -68,6 +72,7 @@ function defaults(full: boolean): BenchOptions {
     soakRoundTrips: full ? 1_000_000 : 100_000,
     pendingRequests: 10_000,
     framingLines: full ? 200_000 : 50_000,
+    startupRounds: full ? 30 : 10,
     jsonFile: undefined,
   };
 }
@@ -94,6 +99,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     else if (flag === '--soak') options.soakRoundTrips = count(value, flag);
     else if (flag === '--pending') options.pendingRequests = count(value, flag);
     else if (flag === '--framing') options.framingLines = count(value, flag);
+    else if (flag === '--startup') options.startupRounds = count(value, flag);
     else throw new RangeError(`unknown option ${flag}\n${USAGE}`);
   }
   options.trackerTransports = options.trackerTransports.filter((t) => options.transports.includes(t));

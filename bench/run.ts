@@ -21,6 +21,7 @@ import { runOnce } from './pool';
 import { formatReport } from './print';
 import { runSideBySide, type SideBySide } from './side-by-side';
 import type { SoakResult } from './soak';
+import { formatStartup, runStartup, type StartupResult } from './startup';
 import { checkTargets, summarize, trackerCosts, type BenchReport } from './summary';
 
 function progress(line: string): void {
@@ -64,6 +65,8 @@ async function main(): Promise<void> {
   if (argv.includes('--help') || argv.includes('-h')) return void process.stdout.write(`${USAGE}\n`);
   const options = parseOptions(argv);
   const started = new Date();
+  // First, while no worker of the side-by-side run is alive.
+  const startup: StartupResult | undefined = options.startupRounds > 0 ? await runStartup(options.startupRounds, progress) : undefined;
   const runs = await sideBySide(options);
   const memory = await memoryCosts(options);
   const soakResult = await soak(options);
@@ -82,8 +85,9 @@ async function main(): Promise<void> {
     targets: checkTargets(rows, tracker, memory, soakResult),
   };
   process.stdout.write(`${formatReport(report)}\n`);
+  if (startup) process.stdout.write(`\n${formatStartup(startup)}\n`);
   if (options.jsonFile) {
-    writeFileSync(options.jsonFile, `${JSON.stringify(report, null, 2)}\n`);
+    writeFileSync(options.jsonFile, `${JSON.stringify({ ...report, startup }, null, 2)}\n`);
     progress(`wrote ${options.jsonFile}`);
   }
   progress('done');

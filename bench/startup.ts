@@ -1,0 +1,151 @@
+/**
+ * Start-up, side by side: how long a fresh Node process takes to load each library (and bare
+ * `node`), and how long a process takes from spawn to its first `initialize` answer: the
+ * conformance agent alone, the conductor with it, and with one and two passthrough proxies before
+ * it. Every sample is a fresh process; each round visits every configuration once, in an order
+ * shuffled per round, so drift on a shared machine falls on all of them alike.
+ *
+ * @packageDocumentation
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..');
+const DIST = join(ROOT, 'dist');
+const NODE = process.execPath;
+
+/** One configuration's samples, in ms. */
+export interface StartupFigure {
+  name: string;
+  samples: number[];
+  median: number;
+  min: number;
+  max: number;
+}
+
+/** Both start-up tables. */
+export interface StartupResult {
+  load: StartupFigure[];
+  firstAnswer: StartupFigure[];
+}
+
+/** What `node -e` runs to load each library (the time is the whole process, spawn to exit). */
+const LOADS: Record<string, string> = {
+  'bare node': '',
+  "acp-wire: require('acp-wire')": `require(${JSON.stringify(join(DIST, 'lib', 'index.js'))})`,
+  "acp-wire: require('acp-wire').Connection": `require(${JSON.stringify(join(DIST, 'lib', 'index.js'))}).Connection`,
+  "acp-wire: every export of 'acp-wire'": `const m = require(${JSON.stringify(join(DIST, 'lib', 'index.js'))}); for (const k in m) m[k]`,
+  'acp-wire/connection + /transports': `require(${JSON.stringify(join(DIST, 'lib', 'connection', 'index.js'))}); require(${JSON.stringify(join(DIST, 'lib', 'transports', 'index.js'))})`,
+  "vscode-jsonrpc: require('vscode-jsonrpc/node')": "require('vscode-jsonrpc/node')",
+  "ACP SDK: require('@agentclientprotocol/sdk')": "require('@agentclientprotocol/sdk')",
+};
+
+const AGENT = `node ${join(DIST, 'examples', 'conformance-agent.js')}`;
+const PROXY = `node ${join(DIST, 'examples', 'passthrough-proxy.js')}`;
+const CONDUCT = [join(DIST, 'bin', 'acp-wire.js'), 'conduct'];
+
+/** The processes timed to their first `initialize` answer: argv after `node`. */
+const CHAINS: Record<string, string[]> = {
+  'agent alone': [join(DIST, 'examples', 'conformance-agent.js')],
+  'conductor + agent': [...CONDUCT, AGENT],
+  'conductor + 1 proxy + agent': [...CONDUCT, PROXY, AGENT],
+  'conductor + 2 proxies + agent': [...CONDUCT, PROXY, PROXY, AGENT],
+};
+
+const INITIALIZE = `${JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } })}\n`;
+
+function timeLoad(code: string): number {
+  const started = performance.now();
+  const result = spawnSync(NODE, ['-e', code], { cwd: ROOT, stdio: 'ignore' });
+  if (result.status !== 0) throw new Error(`node -e ${code} exited ${result.status}`);
+  return performance.now() - started;
+}
+
+/** Spawns `argv`, sends `initialize` at once, and resolves with the ms until the first line comes back; then ends the process. */
+function timeFirstAnswer(argv: string[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(NODE, argv, { cwd: ROOT, stdio: ['pipe', 'pipe', 'ignore'], env: { ...process.env, ACP_WIRE_LOG: '' } });
+    let elapsed: number | undefined;
+    child.stdin.write(INITIALIZE);
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (elapsed !== undefined || !chunk.includes(10)) return;
+      elapsed = performance.now() - started;
+      child.stdin.end(); // the chain then shuts down; the next sample waits for its exit
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.once('error', reject);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      if (elapsed === undefined) reject(new Error(`no initialize answer from ${argv.join(' ')}`));
+      else resolve(elapsed);
+    });
+  });
+}
+
+function shuffled<T>(items: readonly T[]): T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+  }
+  return copy;
+}
+
+function figure(name: string, samples: number[]): StartupFigure {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return { name, samples, median, min: sorted[0]!, max: sorted[sorted.length - 1]! };
+}
+
+/** Runs `rounds` rounds of both start-up measurements (one discarded warm-up round first). */
+export async function runStartup(rounds: number, progress: (line: string) => void): Promise<StartupResult> {
+  const loads = new Map(Object.keys(LOADS).map((name) => [name, [] as number[]]));
+  const answers = new Map(Object.keys(CHAINS).map((name) => [name, [] as number[]]));
+  for (let round = 0; round <= rounds; round++) {
+    progress(`start-up: round ${round}/${rounds}${round === 0 ? ' (warm-up)' : ''}`);
+    for (const name of shuffled([...loads.keys()])) {
+      const ms = timeLoad(LOADS[name]!);
+      if (round > 0) loads.get(name)!.push(ms);
+    }
+    for (const name of shuffled([...answers.keys()])) {
+      const ms = await timeFirstAnswer(CHAINS[name]!);
+      if (round > 0) answers.get(name)!.push(ms);
+    }
+  }
+  return {
+    load: [...loads].map(([name, samples]) => figure(name, samples)),
+    firstAnswer: [...answers].map(([name, samples]) => figure(name, samples)),
+  };
+}
+
+/** The two Markdown tables. */
+export function formatStartup(result: StartupResult): string {
+  const bare = result.load.find((row) => row.name === 'bare node')!.median;
+  const vscode = result.load.find((row) => row.name.startsWith('vscode-jsonrpc'))!.median - bare;
+  const agent = result.firstAnswer.find((row) => row.name === 'agent alone')!.median;
+  const ms = (value: number): string => value.toFixed(1);
+  const load = result.load.map((row) => {
+    const over = row.median - bare;
+    const ratio = row.name === 'bare node' ? '' : `${(over / vscode).toFixed(2)}×`;
+    return `| ${row.name} | ${ms(row.median)} | ${ms(row.min)}–${ms(row.max)} | ${row.name === 'bare node' ? '' : ms(over)} | ${ratio} |`;
+  });
+  const answers = result.firstAnswer.map(
+    (row) => `| ${row.name} | ${ms(row.median)} | ${ms(row.min)}–${ms(row.max)} | ${(row.median / agent).toFixed(2)}× |`,
+  );
+  const samples = result.load[0]?.samples.length ?? 0;
+  return [
+    `### Start-up: module load (a fresh process per sample, ${samples} interleaved rounds; ms from spawn to exit)`,
+    '',
+    '| process | median | range | over bare node | load vs vscode-jsonrpc |',
+    '|---|---:|---:|---:|---:|',
+    ...load,
+    '',
+    `### Start-up: spawn to the first \`initialize\` answer (${samples} interleaved rounds; ms)`,
+    '',
+    '| processes | median | range | vs agent alone |',
+    '|---|---:|---:|---:|',
+    ...answers,
+  ].join('\n');
+}
