@@ -59,10 +59,10 @@ describe('WebSocket under network faults (fault proxy)', () => {
   it('delivers large messages intact through a throughput cap, without a heartbeat false alarm', async function () {
     this.timeout(30_000);
     // The fault proxy runs in this process: a stall of the process (GC, a loaded CI machine) stops
-    // its forwarding too, which no heartbeat can tell from a dead peer. So the timeout here is 2 s,
-    // and the payload takes 3.2 s each way at the cap: a pong queued behind it would still arrive
+    // its forwarding too, which no heartbeat can tell from a dead peer. So the timeout here is 3 s,
+    // and the payload takes 4.8 s each way at the cap: a pong queued behind it would still arrive
     // after the timeout, so only counting the payload's bytes as signs of life passes this test.
-    const heartbeat = { intervalMs: 100, timeoutMs: 2000 };
+    const heartbeat = { intervalMs: 100, timeoutMs: 3000 };
     await proxy.close();
     await listener.close();
     listener = await listenRemote({ heartbeat, logger: tap }, (connection) => void serveEcho(connection));
@@ -70,7 +70,7 @@ describe('WebSocket under network faults (fault proxy)', () => {
     const client = await connectWebSocket(url(), { heartbeat });
     proxy.setThroughput('toClient', 256 * 1024);
     proxy.setThroughput('toTarget', 256 * 1024);
-    const payload = 'p'.repeat(800 * 1024);
+    const payload = 'p'.repeat(1200 * 1024);
     expect(await client.sendRequest('echo', [payload])).to.deep.equal([payload]);
     expect(client.isClosed).to.equal(false);
     await client.close();
