@@ -20,7 +20,7 @@ import {
   type RoutedMessage,
 } from './http-protocol';
 import { HttpServerStream, type HttpServerLimits } from './http-server-stream';
-import { DEFAULT_MAX_PAYLOAD } from './limits';
+import { DEFAULT_MAX_PAYLOAD, RETRY_AFTER_SECONDS } from './limits';
 
 export { HEADER_CONNECTION_ID } from './http-protocol';
 export type { HttpServerLimits } from './http-server-stream';
@@ -95,7 +95,10 @@ export class HttpStreamServer {
     if (isRequest(message) && message.method === 'initialize') {
       if (connectionId !== undefined) return text(response, 400, 'Initialize not allowed on existing connection');
       if (message.id === null) return text(response, 400, 'Initialize request must include an ID');
-      if (!this.#admit(request)) return text(response, 503, 'Too many clients');
+      if (!this.#admit(request)) {
+        response.setHeader('Retry-After', RETRY_AFTER_SECONDS);
+        return text(response, 503, 'Too many clients');
+      }
       return this.#open(request, response, message, body);
     }
     if (connectionId === undefined) return text(response, 400, 'Missing Acp-Connection-Id');

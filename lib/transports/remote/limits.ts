@@ -14,6 +14,12 @@ export const DEFAULT_HOST = '127.0.0.1';
 /** The path the network servers answer on unless a `path` is given. */
 export const DEFAULT_PATH = '/acp';
 
+/**
+ * The `Retry-After` a server at capacity answers its 503 with, in seconds: a slot frees when a
+ * client leaves, which no one can foretell, so this is a polite pace for retries, not a promise.
+ */
+export const RETRY_AFTER_SECONDS = 5;
+
 /** The largest accepted message on a network transport: 64 MiB, the same as a line over stdio. */
 export const DEFAULT_MAX_PAYLOAD = DEFAULT_MAX_LINE_BYTES;
 

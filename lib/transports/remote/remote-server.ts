@@ -16,6 +16,7 @@ import {
   DEFAULT_HOST,
   DEFAULT_MAX_PAYLOAD,
   DEFAULT_PATH,
+  RETRY_AFTER_SECONDS,
   checkAccess,
   checkAccessOptions,
   checkPath,
@@ -215,7 +216,7 @@ function remoteHttpServer(
     if (refusal) return refuseUpgrade(socket, refusal.status, refusal.reason);
     if (!wss) return refuseUpgrade(socket, 404, 'This server speaks Streamable HTTP only');
     const client = admitClient(request);
-    if (!client) return refuseUpgrade(socket, 503, 'Too many clients');
+    if (!client) return refuseUpgrade(socket, 503, 'Too many clients', `Retry-After: ${RETRY_AFTER_SECONDS}\r\n`);
     // Until the upgrade completes, the socket is the client's transport: a failed handshake frees the slot.
     client.bind(socket, () => void socket.destroy());
     wss.accept(request, socket, head);
@@ -295,12 +296,13 @@ export function refuse(response: ServerResponse, status: number, text: string): 
   response.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) }).end(text);
 }
 
-function refuseUpgrade(socket: Socket, status: number, text: string): void {
+/** Answers a WebSocket upgrade with an HTTP refusal; `extraHeaders` are whole `Name: value\r\n` lines. */
+function refuseUpgrade(socket: Socket, status: number, text: string, extraHeaders = ''): void {
   const statusText: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 503: 'Service Unavailable' };
   socket.on('error', () => {});
   socket.end(
     `HTTP/1.1 ${status} ${statusText[status] ?? 'Error'}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+      `${extraHeaders}Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
   );
 }
 
