@@ -168,6 +168,7 @@ export { HeartbeatTimeoutError, HttpStatusError, WebSocketCloseCode, WebSocketCl
 export { connectHttp } from './transports/remote/http-client';
 export type { ConnectHttpOptions } from './transports/remote/http-client';
 export { OutputStalledError } from './transports/remote/http-server-stream';
+export { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from './transports/remote/http-idle';
 export type { HttpServerLimits } from './transports/remote/http-server-stream';
 export { connectUrl, isPeerUrl } from './transports/url';
 export type { ConnectUrlOptions } from './transports/url';

@@ -61,8 +61,13 @@ export class HttpStreamServer {
   /** Answers one request. */
   handle(request: IncomingMessage, response: ServerResponse): void {
     switch (request.method) {
-      case 'POST':
-        return void this.#post(request, response).catch(() => response.destroy());
+      case 'POST': {
+        // A POST in progress keeps its connection from being idle.
+        const release = this.#streams.get(header(request, HEADER_CONNECTION_ID) ?? '')?.hold();
+        return void this.#post(request, response)
+          .catch(() => response.destroy())
+          .finally(release);
+      }
       case 'GET':
         return this.#get(request, response);
       case 'DELETE':
@@ -129,6 +134,7 @@ export class HttpStreamServer {
     };
     stream.once('finish', forget);
     stream.once('close', forget);
+    stream.once('idle', forget);
     const answer = stream.expectInitialize(message.id);
     // A client that gives up on its initialize leaves nothing behind.
     const onGiveUp = (): void => stream.closeGoingAway();

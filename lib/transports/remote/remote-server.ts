@@ -24,7 +24,8 @@ import {
   pathOf,
   type AccessOptions,
 } from './limits';
-import { checkMaxCount, peerOf } from '../../server/bounds';
+import { checkIdleTimeout, checkMaxCount, peerOf } from '../../server/bounds';
+import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from './http-idle';
 import { ClientPool, type PooledClient } from '../../server/client-pool';
 import { checkRemoteOptions, remoteConnection, webSocketStream, type RemoteConnectionOptions } from './websocket';
 
@@ -92,7 +93,10 @@ const CLOSE_GRACE_MS = 2000;
  * Safe by default: binds `127.0.0.1` unless `host` is given; a request with an `Origin` header
  * that is not in `allowedOrigins` is refused 403 and one without the right bearer token (when
  * `token` is set) 401, before any stream exists; another path is 404; a client beyond
- * `maxClients` is 503. Destroying the stream closes that client.
+ * `maxClients` is 503 with `Retry-After`. Destroying the stream closes that client. A Streamable
+ * HTTP connection with no event stream open and no POST in progress for `httpIdleTimeoutMs`
+ * (default one minute) was abandoned: it is closed with `'idle'` on `listener.pool`, its stream
+ * ended as on a `DELETE` and destroyed if it has not closed two seconds later.
  * @throws TypeError or RangeError for an invalid option
  * @returns resolves once listening; rejects with the listen error (e.g. EADDRINUSE)
  */
@@ -109,9 +113,10 @@ export async function listenRemoteStreams(
  *
  * @remarks
  * See {@link listenRemoteStreams} for what is refused. Each WebSocket is one connection; each
- * Streamable HTTP connection (from its `initialize` POST to its `DELETE`) is one connection.
- * Closing the listener closes every connection: their pending requests reject with
- * `ConnectionClosedError`.
+ * Streamable HTTP connection (from its `initialize` POST to its `DELETE`, or to
+ * `httpIdleTimeoutMs` without an event stream or a POST) is one connection. Closing the listener,
+ * or an abandoned Streamable HTTP connection, closes the connection here (`closed locally`):
+ * its pending requests reject with `ConnectionClosedError`.
  * @throws TypeError or RangeError for an invalid option
  * @returns resolves once listening; rejects with the listen error (e.g. EADDRINUSE)
  * @example
@@ -169,6 +174,8 @@ export function serveRemoteClients(
   const onStream = (stream: Duplex, info: RemoteClientInfo): void => {
     const client = admitted.get(info.request)!;
     client.bind(stream, () => closeStream(stream));
+    // A Streamable HTTP connection that nothing held for `httpIdleTimeoutMs` was abandoned.
+    if (info.transport === 'http') stream.once('idle', () => void client.closeIdle());
     onClient(stream, info, client);
   };
   const http = transportsOf(options).includes('http')
@@ -181,6 +188,7 @@ export function serveRemoteClients(
 /** @throws TypeError or RangeError naming the first invalid option of a remote server */
 function checkServerOptions(options: RemoteServerOptions): void {
   checkMaxCount('maxClients', options.maxClients ?? Number.POSITIVE_INFINITY);
+  checkIdleTimeout('httpIdleTimeoutMs', options.httpIdleTimeoutMs ?? DEFAULT_HTTP_IDLE_TIMEOUT_MS);
   checkPort(options.port ?? 0);
   checkPath(options.path ?? DEFAULT_PATH);
   checkAccessOptions(options);
