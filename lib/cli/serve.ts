@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream';
 import { splitCommandLine } from '../chain/command-line';
 import { createStderrLogger, defaultLogger } from '../support/logger';
 import { spawnProcessTree, type ProcessTree } from '../transports/child-process';
+import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from '../transports/remote/http-idle';
 import { DEFAULT_HOST, DEFAULT_PATH, checkPath } from '../transports/remote/limits';
 import { listenRemoteStreams, type RemoteClientInfo } from '../transports/remote/remote-server';
 import { UsageError, bearerTokenFromEnvironment, parseCommandArguments, parseDecimal, parseMilliseconds, parsePort } from './arguments';
@@ -33,6 +34,9 @@ options:
   --allow-origin ORIGIN  accept browser pages of this origin (repeatable; none by default)
   --max-clients N        how many clients are served at once; more are refused with HTTP 503
                          (and a line on stderr) (default ${DEFAULT_MAX_CLIENTS})
+  --http-idle-timeout MS a Streamable HTTP client with no event stream open and no request for
+                         this long has walked away: its connection is closed and its agent
+                         ended, freeing its slot (default ${DEFAULT_HTTP_IDLE_TIMEOUT_MS}; 0: never)
   --kill-timeout MS      how long an agent may take to exit once its client has left (its stdin
                          is closed), before SIGTERM to its process tree, then SIGKILL as long
                          again (default ${DEFAULT_KILL_TIMEOUT_MS})
@@ -51,6 +55,7 @@ interface ServeArgs {
   path: string;
   allowedOrigins: string[];
   maxClients: number;
+  httpIdleTimeoutMs: number;
   killTimeoutMs: number;
   /** `ACP_WIRE_TOKEN`: the bearer token clients must send. */
   token: string | undefined;
@@ -65,6 +70,7 @@ function parseServeArgs(argv: readonly string[]): ServeArgs {
     path: { type: 'string' },
     'allow-origin': { type: 'string', multiple: true },
     'max-clients': { type: 'string' },
+    'http-idle-timeout': { type: 'string' },
     'kill-timeout': { type: 'string' },
   });
   const text = (name: string): string | undefined => values[name] as string | undefined;
@@ -83,6 +89,7 @@ function parseServeArgs(argv: readonly string[]): ServeArgs {
     path,
     allowedOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
     maxClients: parseDecimal('--max-clients', text('max-clients') ?? String(DEFAULT_MAX_CLIENTS), 'a number', 1, 65535),
+    httpIdleTimeoutMs: parseMilliseconds('--http-idle-timeout', text('http-idle-timeout') ?? String(DEFAULT_HTTP_IDLE_TIMEOUT_MS)),
     killTimeoutMs: parseMilliseconds('--kill-timeout', text('kill-timeout') ?? String(DEFAULT_KILL_TIMEOUT_MS)),
     token: bearerTokenFromEnvironment(),
     command: splitCommandLine(positionals[0]!),
@@ -142,6 +149,7 @@ export const serve: Subcommand = {
         allowedOrigins: args.allowedOrigins,
         token,
         maxClients: args.maxClients,
+        httpIdleTimeoutMs: args.httpIdleTimeoutMs,
         logger: process.env.ACP_WIRE_LOG ? defaultLogger(NAME) : createStderrLogger({ level: 'warn', name: NAME }),
       },
       (stream, info) => {

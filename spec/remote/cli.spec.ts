@@ -131,6 +131,31 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       await client.close();
     });
 
+    it('ends the agent of a Streamable HTTP client that initialized and walked away, and frees its slot (--http-idle-timeout)', async () => {
+      const serve = await startCli(['serve', '--max-clients', '1', '--http-idle-timeout', '200', AGENT]);
+      const httpUrl = serve.url.replace('ws://', 'http://');
+      const initialize = (): Promise<Response> =>
+        fetch(httpUrl, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: CLIENT_INIT }),
+        });
+      const first = await initialize();
+      expect(first.status).to.equal(200);
+      await first.arrayBuffer();
+      const [agent] = await untilChildren(serve.child.pid!, 1);
+      // No GET, no DELETE: the client is gone.
+      await serve.stderr.findText(
+        /serve warn closed the Streamable HTTP client from 127\.0\.0\.1:\d+: no event stream and no request for 200 ms/,
+      );
+      await untilChildren(serve.child.pid!, 0);
+      expect(() => process.kill(agent!, 0)).to.throw();
+      const next = await initialize();
+      expect(next.status).to.equal(200);
+      expect(await next.json()).to.have.nested.property('result.info.name', 'acp-wire-conformance-agent');
+      expect(await stopCli(serve)).to.equal(143);
+    });
+
     it('exits 2 for bad arguments, with one line on stderr naming the problem (the CLI convention) and nothing started', async () => {
       const cases: [string[], string][] = [
         [['serve'], 'give exactly one agent command (quote it), got 0'],
@@ -139,6 +164,10 @@ describe('acp-wire serve and remote chains (real processes)', () => {
         [['serve', 'a', 'b'], 'give exactly one agent command (quote it), got 2'],
         [['serve', '--path', 'acp', AGENT], '--path needs a path that starts with "/" and has no query, fragment or space, got "acp"'],
         [['serve', '--max-clients', '0', AGENT], '--max-clients needs a number from 1 to 65535, got "0"'],
+        [
+          ['serve', '--http-idle-timeout', '1s', AGENT],
+          '--http-idle-timeout needs a number of milliseconds from 0 to 2147483647, got "1s"',
+        ],
         [['serve', 'node "agent.js'], 'cannot split the command "node \\"agent.js": a double quote is not closed'],
       ];
       for (const [args, problem] of cases) {
@@ -163,6 +192,7 @@ describe('acp-wire serve and remote chains (real processes)', () => {
         '--path PATH',
         '--allow-origin ORIGIN',
         '--max-clients N',
+        '--http-idle-timeout MS',
         '--kill-timeout MS',
         '-h, --help',
       ]) {

@@ -136,7 +136,7 @@ export async function listenRemote(
   });
 }
 
-/** The pool of a remote server bounded by `maxClients`, logging its refusals on `options.logger`. */
+/** The pool of a remote server bounded by `maxClients`, logging its refusals and abandoned clients on `options.logger`. */
 function remotePool(options: RemoteServerOptions): ClientPool {
   const pool = new ClientPool({ maxClients: options.maxClients ?? Number.POSITIVE_INFINITY });
   const logger = options.logger ?? defaultLogger('server');
@@ -144,6 +144,10 @@ function remotePool(options: RemoteServerOptions): ClientPool {
     if (refusal.code === 'ACP_WIRE_CLIENT_LIMIT')
       logger.log('warn', `refused a client from ${refusal.peer}: client limit reached (${refusal.open} open)`);
   });
+  const idleMs = options.httpIdleTimeoutMs ?? DEFAULT_HTTP_IDLE_TIMEOUT_MS;
+  pool.on('idle', (client) =>
+    logger.log('warn', `closed the Streamable HTTP client from ${client.peer}: no event stream and no request for ${idleMs} ms`),
+  );
   return pool;
 }
 
