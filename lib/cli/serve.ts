@@ -9,9 +9,17 @@ import { splitCommandLine } from '../chain/command-line';
 import { createStderrLogger, defaultLogger } from '../support/logger';
 import { spawnProcessTree, type ProcessTree } from '../transports/child-process';
 import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from '../transports/remote/http-idle';
-import { DEFAULT_HOST, DEFAULT_PATH, checkPath } from '../transports/remote/limits';
+import { DEFAULT_HOST, DEFAULT_PATH, checkPath, isLoopbackHost } from '../transports/remote/limits';
 import { listenRemoteStreams, type RemoteClientInfo } from '../transports/remote/remote-server';
-import { UsageError, bearerTokenFromEnvironment, parseCommandArguments, parseDecimal, parseMilliseconds, parsePort } from './arguments';
+import {
+  UsageError,
+  bearerTokenFromEnvironment,
+  checkExposure,
+  parseCommandArguments,
+  parseDecimal,
+  parseMilliseconds,
+  parsePort,
+} from './arguments';
 import { STOP_SIGNALS, watchStopSignals, type StoppableProcess } from './shutdown';
 import { report, type Subcommand } from './subcommand';
 
@@ -28,7 +36,10 @@ are passed through as they are: ids and cancellations reach the agent as the cli
 Prints "listening ws://HOST:PORT/PATH" on stdout once ready; logs go to stderr.
 
 options:
-  --host HOST            address to bind (default ${DEFAULT_HOST}: this machine only)
+  --host HOST            address to bind (default ${DEFAULT_HOST}: this machine only); an address
+                         other machines can reach needs ACP_WIRE_TOKEN or --insecure-no-token
+  --insecure-no-token    serve a reachable --host without a token: anyone who reaches it runs
+                         the agent (only behind something else that authenticates clients)
   --port PORT            port (default 0: a free one, printed)
   --path PATH            path (default ${DEFAULT_PATH})
   --allow-origin ORIGIN  accept browser pages of this origin (repeatable; none by default)
@@ -48,8 +59,8 @@ ACP_WIRE_TOKEN, when set, is the bearer token every client must send
 exit codes: 130/143 after SIGINT/SIGTERM (every agent is ended first; a second signal kills
 them); 1 on a system error such as a port in use; 2 for bad usage.`;
 
-/** Parsed `serve` arguments. */
-interface ServeArgs {
+/** Parsed `serve` arguments. @internal */
+export interface ServeArgs {
   host: string;
   port: number;
   path: string;
@@ -59,11 +70,19 @@ interface ServeArgs {
   killTimeoutMs: number;
   /** `ACP_WIRE_TOKEN`: the bearer token clients must send. */
   token: string | undefined;
+  /** `--insecure-no-token`: a reachable `host` without a token is served anyway. */
+  insecureNoToken: boolean;
   /** The agent's program and arguments. */
   command: string[];
 }
 
-function parseServeArgs(argv: readonly string[]): ServeArgs {
+/**
+ * Parses `serve`'s arguments; refuses a reachable `--host` without a token before anything listens.
+ *
+ * @throws UsageError naming the problem
+ * @internal
+ */
+export function parseServeArgs(argv: readonly string[]): ServeArgs {
   const { values, positionals } = parseCommandArguments(argv, {
     host: { type: 'string' },
     port: { type: 'string' },
@@ -72,6 +91,7 @@ function parseServeArgs(argv: readonly string[]): ServeArgs {
     'max-clients': { type: 'string' },
     'http-idle-timeout': { type: 'string' },
     'kill-timeout': { type: 'string' },
+    'insecure-no-token': { type: 'boolean' },
   });
   const text = (name: string): string | undefined => values[name] as string | undefined;
   if (positionals.length !== 1) throw new UsageError(`give exactly one agent command (quote it), got ${positionals.length}`);
@@ -83,6 +103,9 @@ function parseServeArgs(argv: readonly string[]): ServeArgs {
   } catch {
     throw new UsageError(`--path needs a path that starts with "/" and has no query, fragment or space, got ${JSON.stringify(path)}`);
   }
+  const token = bearerTokenFromEnvironment();
+  const insecureNoToken = values['insecure-no-token'] === true;
+  checkExposure('--host', host, token, insecureNoToken);
   return {
     host,
     port: parsePort('--port', text('port') ?? '0'),
@@ -91,7 +114,8 @@ function parseServeArgs(argv: readonly string[]): ServeArgs {
     maxClients: parseDecimal('--max-clients', text('max-clients') ?? String(DEFAULT_MAX_CLIENTS), 'a number', 1, 65535),
     httpIdleTimeoutMs: parseMilliseconds('--http-idle-timeout', text('http-idle-timeout') ?? String(DEFAULT_HTTP_IDLE_TIMEOUT_MS)),
     killTimeoutMs: parseMilliseconds('--kill-timeout', text('kill-timeout') ?? String(DEFAULT_KILL_TIMEOUT_MS)),
-    token: bearerTokenFromEnvironment(),
+    token,
+    insecureNoToken,
     command: splitCommandLine(positionals[0]!),
   };
 }
@@ -148,6 +172,7 @@ export const serve: Subcommand = {
         path: args.path,
         allowedOrigins: args.allowedOrigins,
         token,
+        insecureNoToken: args.insecureNoToken,
         maxClients: args.maxClients,
         httpIdleTimeoutMs: args.httpIdleTimeoutMs,
         logger: process.env.ACP_WIRE_LOG ? defaultLogger(NAME) : createStderrLogger({ level: 'warn', name: NAME }),
@@ -159,7 +184,12 @@ export const serve: Subcommand = {
       },
     );
     process.stdout.write(`listening ${listener.url}\n`);
-    process.stderr.write(`acp-wire serve: Streamable HTTP at ${listener.httpUrl}${token ? ' (bearer token required)' : ''}\n`);
+    const access = token
+      ? ' (bearer token required)'
+      : isLoopbackHost(args.host)
+        ? ''
+        : ' (NO TOKEN: anyone who reaches it runs the agent)';
+    process.stderr.write(`acp-wire serve: Streamable HTTP at ${listener.httpUrl}${access}\n`);
     let stop!: () => void;
     const stopped = new Promise<void>((resolve) => (stop = resolve));
     const signals = watchStopSignals({ command: NAME, stop, processes: () => agents, killTimeoutMs: args.killTimeoutMs });

@@ -19,6 +19,7 @@ import {
   RETRY_AFTER_SECONDS,
   checkAccess,
   checkAccessOptions,
+  checkExposure,
   checkPath,
   checkPort,
   pathOf,
@@ -34,7 +35,10 @@ export type RemoteTransport = 'websocket' | 'http';
 
 /** Options of {@link listenRemote} and {@link listenRemoteStreams}. */
 export interface RemoteServerOptions extends RemoteConnectionOptions, AccessOptions, HttpServerLimits {
-  /** The address to bind. Default `127.0.0.1` (this machine only); `0.0.0.0` or `::` for every interface. */
+  /**
+   * The address to bind. Default `127.0.0.1` (this machine only); `0.0.0.0` or `::` for every
+   * interface. Any address but a loopback one needs a `token` (or `insecureNoToken: true`).
+   */
   host?: string;
   /** The port; `0` (default) picks a free one. */
   port?: number;
@@ -90,7 +94,8 @@ const CLOSE_GRACE_MS = 2000;
  * message), e.g. to pipe it into an agent process's stdio.
  *
  * @remarks
- * Safe by default: binds `127.0.0.1` unless `host` is given; a request with an `Origin` header
+ * Safe by default: binds `127.0.0.1` unless `host` is given, and refuses to listen on an address
+ * other machines can reach without a `token` (unless `insecureNoToken`); a request with an `Origin` header
  * that is not in `allowedOrigins` is refused 403 and one without the right bearer token (when
  * `token` is set) 401, before any stream exists; another path is 404; a client beyond
  * `maxClients` is 503 with `Retry-After`. Destroying the stream closes that client. A Streamable
@@ -196,6 +201,7 @@ function checkServerOptions(options: RemoteServerOptions): void {
   checkPort(options.port ?? 0);
   checkPath(options.path ?? DEFAULT_PATH);
   checkAccessOptions(options);
+  checkExposure(options.host ?? DEFAULT_HOST, options);
   checkRemoteOptions(options);
   const transports = options.transports ?? ['websocket', 'http'];
   if (!Array.isArray(transports) || transports.length === 0 || transports.some((t) => t !== 'websocket' && t !== 'http')) {
