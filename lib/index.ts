@@ -159,7 +159,13 @@ export type { TcpAddress, TcpListenOptions, TcpListener } from './transports/tcp
 export { connectWebSocket } from './transports/remote/websocket';
 export type { ConnectWebSocketOptions, RemoteConnectionOptions } from './transports/remote/websocket';
 export { listenRemote, listenRemoteStreams } from './transports/remote/remote-server';
-export type { RemoteClientInfo, RemoteListener, RemoteServerOptions, RemoteTransport } from './transports/remote/remote-server';
+export type {
+  RemoteClientInfo,
+  RemoteListener,
+  RemoteServerOptions,
+  RemoteTlsOptions,
+  RemoteTransport,
+} from './transports/remote/remote-server';
 export { DEFAULT_HOST, DEFAULT_MAX_PAYLOAD, DEFAULT_PATH, RETRY_AFTER_SECONDS, isLoopbackHost } from './transports/remote/limits';
 export type { AccessOptions } from './transports/remote/limits';
 export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS } from './transports/remote/heartbeat';

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -30,6 +31,16 @@ import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from './http-idle';
 import { ClientPool, type PooledClient } from '../../server/client-pool';
 import { checkRemoteOptions, remoteConnection, webSocketStream, type RemoteConnectionOptions } from './websocket';
 
+/** The certificate a {@link listenRemote} server presents to serve `wss://` and `https://` itself. */
+export interface RemoteTlsOptions {
+  /** The certificate chain in PEM (the server's certificate first), e.g. `readFileSync('cert.pem')`. */
+  cert: string | Buffer;
+  /** Its private key in PEM. */
+  key: string | Buffer;
+  /** The passphrase of an encrypted `key`. */
+  passphrase?: string;
+}
+
 /** A network transport a {@link listenRemote} server offers. */
 export type RemoteTransport = 'websocket' | 'http';
 
@@ -44,6 +55,14 @@ export interface RemoteServerOptions extends RemoteConnectionOptions, AccessOpti
   port?: number;
   /** The path clients connect to. Default `/acp`. */
   path?: string;
+  /**
+   * Serves TLS with this certificate: clients then connect with `wss://` and `https://` (no
+   * reverse proxy needed). Default: none (`ws://` and `http://`).
+   *
+   * @remarks TLS encrypts the traffic, the bearer token included; it does not authenticate the
+   * clients: a server other machines can reach still needs a `token`.
+   */
+  tls?: RemoteTlsOptions;
   /** The transports offered. Default both: WebSocket upgrades and Streamable HTTP on the same path. */
   transports?: readonly RemoteTransport[];
   /**
@@ -70,9 +89,9 @@ export interface RemoteListener {
   readonly host: string;
   /** The port it listens on (useful with port 0). */
   readonly port: number;
-  /** The WebSocket URL clients use, e.g. `ws://127.0.0.1:4000/acp`. */
+  /** The WebSocket URL clients use, e.g. `ws://127.0.0.1:4000/acp` (`wss://` with `tls`). */
   readonly url: string;
-  /** The Streamable HTTP URL, e.g. `http://127.0.0.1:4000/acp`. */
+  /** The Streamable HTTP URL, e.g. `http://127.0.0.1:4000/acp` (`https://` with `tls`). */
   readonly httpUrl: string;
   /** The underlying HTTP server. */
   readonly server: Server;
@@ -102,7 +121,8 @@ const CLOSE_GRACE_MS = 2000;
  * HTTP connection with no event stream open and no POST in progress for `httpIdleTimeoutMs`
  * (default one minute) was abandoned: it is closed with `'idle'` on `listener.pool`, its stream
  * ended as on a `DELETE` and destroyed if it has not closed two seconds later.
- * @throws TypeError or RangeError for an invalid option
+ * @throws TypeError or RangeError for an invalid option; Node's TLS error when `tls` holds no
+ * valid certificate and key pair
  * @returns resolves once listening; rejects with the listen error (e.g. EADDRINUSE)
  */
 export async function listenRemoteStreams(
@@ -203,10 +223,21 @@ function checkServerOptions(options: RemoteServerOptions): void {
   checkAccessOptions(options);
   checkExposure(options.host ?? DEFAULT_HOST, options);
   checkRemoteOptions(options);
+  checkTlsOptions(options.tls);
   const transports = options.transports ?? ['websocket', 'http'];
   if (!Array.isArray(transports) || transports.length === 0 || transports.some((t) => t !== 'websocket' && t !== 'http')) {
     throw new TypeError('transports must list "websocket" and/or "http"');
   }
+}
+
+/** @throws TypeError naming the first invalid field of `tls` */
+function checkTlsOptions(tls: RemoteTlsOptions | undefined): void {
+  if (tls === undefined) return;
+  if (typeof tls !== 'object' || tls === null) throw new TypeError('tls must be an object with cert and key');
+  const isPem = (value: unknown): boolean => typeof value === 'string' || Buffer.isBuffer(value);
+  if (!isPem(tls.cert)) throw new TypeError('tls.cert must be a PEM certificate (a string or a Buffer)');
+  if (!isPem(tls.key)) throw new TypeError('tls.key must be a PEM private key (a string or a Buffer)');
+  if (tls.passphrase !== undefined && typeof tls.passphrase !== 'string') throw new TypeError('tls.passphrase must be a string');
 }
 
 function transportsOf(options: RemoteServerOptions): readonly RemoteTransport[] {
@@ -222,7 +253,10 @@ function remoteHttpServer(
 ): Server {
   const path = options.path ?? DEFAULT_PATH;
   const wss = transportsOf(options).includes('websocket') ? webSocketServer(options, onStream) : undefined;
-  const server = createServer();
+  // Node validates the certificate and key here: a bad pair throws before anything listens.
+  const server = options.tls
+    ? createTlsServer({ cert: options.tls.cert, key: options.tls.key, passphrase: options.tls.passphrase })
+    : createServer();
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     if (!admit(request, response, options, path)) return;
     if (http) return http.handle(request, response);
@@ -275,8 +309,8 @@ function remoteListener(
   return {
     host,
     port,
-    url: `ws://${authority}${path}`,
-    httpUrl: `http://${authority}${path}`,
+    url: `${options.tls ? 'wss' : 'ws'}://${authority}${path}`,
+    httpUrl: `${options.tls ? 'https' : 'http'}://${authority}${path}`,
     server,
     pool,
     get clientCount() {
