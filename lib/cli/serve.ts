@@ -4,13 +4,15 @@
  *
  * @packageDocumentation
  */
+import { readFileSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
+import { createSecureContext } from 'node:tls';
 import { splitCommandLine } from '../chain/command-line';
 import { createStderrLogger, defaultLogger } from '../support/logger';
 import { spawnProcessTree, type ProcessTree } from '../transports/child-process';
 import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from '../transports/remote/http-idle';
 import { DEFAULT_HOST, DEFAULT_PATH, checkPath, isLoopbackHost } from '../transports/remote/limits';
-import { listenRemoteStreams, type RemoteClientInfo } from '../transports/remote/remote-server';
+import { listenRemoteStreams, type RemoteClientInfo, type RemoteTlsOptions } from '../transports/remote/remote-server';
 import {
   UsageError,
   bearerTokenFromEnvironment,
@@ -33,7 +35,8 @@ Exposes an ACP agent that speaks on its stdio over the network: WebSocket (ws://
 and Streamable HTTP (http://HOST:PORT/acp) on one port. Each client connection gets its own agent
 process (the command split into words as a shell would, without a shell), ended with it. Bytes
 are passed through as they are: ids and cancellations reach the agent as the client sent them.
-Prints "listening ws://HOST:PORT/PATH" on stdout once ready; logs go to stderr.
+Prints "listening ws://HOST:PORT/PATH" (wss:// with --tls-cert) on stdout once ready; logs go
+to stderr.
 
 options:
   --host HOST            address to bind (default ${DEFAULT_HOST}: this machine only); an address
@@ -42,6 +45,8 @@ options:
                          the agent (only behind something else that authenticates clients)
   --port PORT            port (default 0: a free one, printed)
   --path PATH            path (default ${DEFAULT_PATH})
+  --tls-cert FILE        serve TLS (wss:// and https://) with this PEM certificate (chain)
+  --tls-key FILE         and this PEM private key (both or neither)
   --allow-origin ORIGIN  accept browser pages of this origin (repeatable; none by default)
   --max-clients N        how many clients are served at once; more are refused with HTTP 503
                          (and a line on stderr) (default ${DEFAULT_MAX_CLIENTS})
@@ -72,6 +77,8 @@ export interface ServeArgs {
   token: string | undefined;
   /** `--insecure-no-token`: a reachable `host` without a token is served anyway. */
   insecureNoToken: boolean;
+  /** `--tls-cert` and `--tls-key`, read. */
+  tls: RemoteTlsOptions | undefined;
   /** The agent's program and arguments. */
   command: string[];
 }
@@ -92,6 +99,8 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
     'http-idle-timeout': { type: 'string' },
     'kill-timeout': { type: 'string' },
     'insecure-no-token': { type: 'boolean' },
+    'tls-cert': { type: 'string' },
+    'tls-key': { type: 'string' },
   });
   const text = (name: string): string | undefined => values[name] as string | undefined;
   if (positionals.length !== 1) throw new UsageError(`give exactly one agent command (quote it), got ${positionals.length}`);
@@ -116,8 +125,26 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
     killTimeoutMs: parseMilliseconds('--kill-timeout', text('kill-timeout') ?? String(DEFAULT_KILL_TIMEOUT_MS)),
     token,
     insecureNoToken,
+    tls: readTls(text('tls-cert'), text('tls-key')),
     command: splitCommandLine(positionals[0]!),
   };
+}
+
+/**
+ * Reads `--tls-cert` and `--tls-key` (an unreadable file is an operating-system error).
+ *
+ * @throws UsageError when only one is given, or they are not a PEM certificate and its key
+ */
+function readTls(certFile: string | undefined, keyFile: string | undefined): RemoteTlsOptions | undefined {
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  if (certFile === undefined || keyFile === undefined) throw new UsageError('give --tls-cert and --tls-key together');
+  const tls = { cert: readFileSync(certFile), key: readFileSync(keyFile) };
+  try {
+    createSecureContext(tls);
+  } catch (error) {
+    throw new UsageError(`--tls-cert and --tls-key are not a PEM certificate and its private key: ${(error as Error).message}`);
+  }
+  return tls;
 }
 
 /** One client's agent: a process tree whose stdio is bridged to the client's stream. */
@@ -173,6 +200,7 @@ export const serve: Subcommand = {
         allowedOrigins: args.allowedOrigins,
         token,
         insecureNoToken: args.insecureNoToken,
+        tls: args.tls,
         maxClients: args.maxClients,
         httpIdleTimeoutMs: args.httpIdleTimeoutMs,
         logger: process.env.ACP_WIRE_LOG ? defaultLogger(NAME) : createStderrLogger({ level: 'warn', name: NAME }),
