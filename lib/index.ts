@@ -160,8 +160,14 @@ export type { TcpAddress, TcpListenOptions, TcpListener } from './transports/tcp
 export { connectWebSocket } from './transports/remote/websocket';
 export type { ConnectWebSocketOptions, RemoteConnectionOptions } from './transports/remote/websocket';
 export { listenRemote, listenRemoteStreams } from './transports/remote/remote-server';
-export type { RemoteClientInfo, RemoteListener, RemoteServerOptions, RemoteTransport } from './transports/remote/remote-server';
-export { DEFAULT_HOST, DEFAULT_MAX_PAYLOAD, DEFAULT_PATH } from './transports/remote/limits';
+export type {
+  RemoteClientInfo,
+  RemoteListener,
+  RemoteServerOptions,
+  RemoteTlsOptions,
+  RemoteTransport,
+} from './transports/remote/remote-server';
+export { DEFAULT_HOST, DEFAULT_MAX_PAYLOAD, DEFAULT_PATH, RETRY_AFTER_SECONDS, isLoopbackHost } from './transports/remote/limits';
 export type { AccessOptions } from './transports/remote/limits';
 export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS } from './transports/remote/heartbeat';
 export type { HeartbeatOptions } from './transports/remote/heartbeat';
@@ -169,6 +175,7 @@ export { HeartbeatTimeoutError, HttpStatusError, WebSocketCloseCode, WebSocketCl
 export { connectHttp } from './transports/remote/http-client';
 export type { ConnectHttpOptions } from './transports/remote/http-client';
 export { OutputStalledError } from './transports/remote/http-server-stream';
+export { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from './transports/remote/http-idle';
 export type { HttpServerLimits } from './transports/remote/http-server-stream';
 export { connectUrl, isPeerUrl } from './transports/url';
 export type { ConnectUrlOptions } from './transports/url';

@@ -11,6 +11,7 @@ import { checkIdleTimeout, checkMaxCount } from '../server/bounds';
 import { ClientPool } from '../server/client-pool';
 import { parseListenUrl } from '../transports/listen-url';
 import { serveRemoteClients, type RemoteServerOptions } from '../transports/remote/remote-server';
+import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from '../transports/remote/http-idle';
 import { remoteConnection } from '../transports/remote/websocket';
 import { checkPort, serveTcpClients, socketConnection, type TcpAddress } from '../transports/tcp';
 import type { ConnectUrlOptions } from '../transports/url';
@@ -41,7 +42,7 @@ export interface ConductorListenerOptions extends Omit<ConductorOptions, 'client
    * is unanswered —, with a `debug` log line; a client that never sends a byte is closed after as
    * long. Milliseconds; `0` never closes an idle client. Default 300000 (five minutes). Not applied
    * to WebSocket and Streamable HTTP clients: their heartbeat and output timeout end a client that
-   * vanished.
+   * vanished, and `remote.httpIdleTimeoutMs` a Streamable HTTP connection that was abandoned.
    */
   idleTimeoutMs?: number;
   /** Called with each chain once it has started (on its client's first byte). */
@@ -140,7 +141,7 @@ export function listenConductor(address: TcpAddress | string, options: Conductor
   const logger = options.logger?.('conductor') ?? defaultLogger('conductor');
   const isTcp = target.transport === 'tcp';
   const pool = new ClientPool({ maxClients: maxChains, idleTimeoutMs: isTcp ? idleTimeoutMs : 0 });
-  logPool(pool, logger, idleTimeoutMs);
+  logPool(pool, logger, isTcp ? idleTimeoutMs : (options.remote?.httpIdleTimeoutMs ?? DEFAULT_HTTP_IDLE_TIMEOUT_MS));
   const starter = new ChainStarter(pool, { chain, urlOptions, onChain, onChainFailed, beforeAgent, logger });
   const clientOptions = { name: 'client', ...(options.logger ? { logger: options.logger('client') } : {}) };
   if (target.transport === 'tcp') return serveTcpChains(target.address, pool, starter, clientOptions);

@@ -6,6 +6,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { AcpWireError } from '../jsonrpc/errors';
+import { isLoopbackHost } from '../transports/remote/limits';
 
 /** Bad usage of the command line: printed as one line, exit code 2. */
 export class UsageError extends AcpWireError {
@@ -113,6 +114,20 @@ export function parsePort(option: string, text: string): number {
 /** A duration in milliseconds: a decimal integer from 0 to {@link MAX_TIMER_MS}. @throws UsageError */
 export function parseMilliseconds(option: string, text: string): number {
   return parseDecimal(option, text, 'a number of milliseconds', 0, MAX_TIMER_MS);
+}
+
+/**
+ * Refuses to serve on an address other machines can reach without a bearer token, unless the
+ * user said `--insecure-no-token`: the clients of such a server run an agent on this host.
+ *
+ * @param option - the option that named the address, for the message (e.g. `--host`)
+ * @throws UsageError naming the option and the address
+ */
+export function checkExposure(option: string, host: string, token: string | undefined, isInsecureNoToken: boolean): void {
+  if (isLoopbackHost(host) || token !== undefined || isInsecureNoToken) return;
+  throw new UsageError(
+    `${option} ${host} is reachable from other machines: set ACP_WIRE_TOKEN, or pass --insecure-no-token to serve anyone who reaches it`,
+  );
 }
 
 /**

@@ -16,11 +16,13 @@ import { describeThrown } from '../jsonrpc/errors';
 import type * as BridgeComponentModule from '../mcp-bridge/component';
 import { createStderrLogger, defaultLogger, type Logger } from '../support/logger';
 import type { ConductorTraceOptions } from '../chain/conductor-trace';
+import { DEFAULT_HOST } from '../transports/remote/limits';
 import { connectStdio } from '../transports/stdio';
 import { isPeerUrl } from '../transports/url';
 import {
   UsageError,
   bearerTokenFromEnvironment,
+  checkExposure,
   parseCommandArguments,
   parseDecimal,
   parseMilliseconds,
@@ -62,7 +64,10 @@ options:
   --listen ADDRESS     serve clients over WebSocket and Streamable HTTP instead of stdio: a chain
                        per client connection; ADDRESS is PORT, HOST:PORT or ws://HOST:PORT/PATH
                        (host 127.0.0.1, path /acp by default); prints "listening ws://HOST:PORT/PATH"
-                       on stdout once ready; stops when stdin ends
+                       on stdout once ready; stops when stdin ends; a HOST other machines can
+                       reach needs ACP_WIRE_TOKEN or --insecure-no-token
+  --insecure-no-token  with --listen: serve a reachable HOST without a token (anyone who
+                       reaches it runs the chain; only behind something that authenticates)
   --max-chains N       with --tcp or --listen: how many clients are served at once; more are
                        refused (with a line on stderr) (default ${DEFAULT_MAX_CHAINS})
   --idle-timeout MS    with --tcp: close a client that sent and received nothing for MS with
@@ -112,6 +117,8 @@ interface ConductArgs {
   viewerPort: number | undefined;
   /** `ACP_WIRE_TOKEN`: required from `--listen` clients, sent to URL components. */
   token: string | undefined;
+  /** `--insecure-no-token`: a reachable `--listen` host without a token is served anyway. */
+  insecureNoToken: boolean;
   /** `--mcp-bridge`: an in-process `McpBridge` just before the agent, in each chain. */
   mcpBridge: boolean;
   commands: string[];
@@ -130,6 +137,7 @@ function parseConductArgs(argv: readonly string[]): ConductArgs {
     serve: { type: 'boolean' },
     port: { type: 'string' },
     'mcp-bridge': { type: 'boolean' },
+    'insecure-no-token': { type: 'boolean' },
   });
   const text = (name: string): string | undefined => values[name] as string | undefined;
   if (text('tcp') !== undefined && text('listen') !== undefined) throw new UsageError('give --tcp or --listen, not both');
@@ -149,9 +157,12 @@ function parseConductArgs(argv: readonly string[]): ConductArgs {
     viewerPort: values.serve === true ? (optional(text('port'), (value) => parsePort('--port', value)) ?? 0) : undefined,
     // Read only where it is used: by --listen, and by the URL components.
     token: text('listen') !== undefined || positionals.some(isPeerUrl) ? bearerTokenFromEnvironment() : undefined,
+    insecureNoToken: values['insecure-no-token'] === true,
     commands: positionals,
     mcpBridge: values['mcp-bridge'] === true,
   };
+  if (args.insecureNoToken && !args.listen) throw new UsageError('--insecure-no-token needs --listen');
+  if (args.listen) checkExposure('--listen', args.listen.host ?? DEFAULT_HOST, args.token, args.insecureNoToken);
   if (args.commands.length === 0) throw new UsageError('give at least the agent command');
   for (const command of args.commands) if (!isPeerUrl(command)) splitCommandLine(command);
   return args;
@@ -346,7 +357,7 @@ async function conductOnServer(runner: ChainRunner): Promise<number> {
     maxChains: args.maxChains,
     idleTimeoutMs: args.idleTimeoutMs,
     urlOptions: runner.urlOptions,
-    remote: { token: args.token },
+    remote: { token: args.token, insecureNoToken: args.insecureNoToken },
     ...(args.mcpBridge ? { beforeAgent: () => mcpBridgeComponent({ logger: logger('mcp-bridge') }).component } : {}),
     onChain: (conductor) => {
       runner.chains.add(conductor);

@@ -4,13 +4,24 @@
  *
  * @packageDocumentation
  */
+import { readFileSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
+import { createSecureContext } from 'node:tls';
 import { splitCommandLine } from '../chain/command-line';
 import { createStderrLogger, defaultLogger } from '../support/logger';
 import { spawnProcessTree, type ProcessTree } from '../transports/child-process';
-import { DEFAULT_HOST, DEFAULT_PATH, checkPath } from '../transports/remote/limits';
-import { listenRemoteStreams, type RemoteClientInfo } from '../transports/remote/remote-server';
-import { UsageError, bearerTokenFromEnvironment, parseCommandArguments, parseDecimal, parseMilliseconds, parsePort } from './arguments';
+import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from '../transports/remote/http-idle';
+import { DEFAULT_HOST, DEFAULT_PATH, checkPath, isLoopbackHost } from '../transports/remote/limits';
+import { listenRemoteStreams, type RemoteClientInfo, type RemoteTlsOptions } from '../transports/remote/remote-server';
+import {
+  UsageError,
+  bearerTokenFromEnvironment,
+  checkExposure,
+  parseCommandArguments,
+  parseDecimal,
+  parseMilliseconds,
+  parsePort,
+} from './arguments';
 import { STOP_SIGNALS, watchStopSignals, type StoppableProcess } from './shutdown';
 import { report, type Subcommand } from './subcommand';
 
@@ -24,15 +35,24 @@ Exposes an ACP agent that speaks on its stdio over the network: WebSocket (ws://
 and Streamable HTTP (http://HOST:PORT/acp) on one port. Each client connection gets its own agent
 process (the command split into words as a shell would, without a shell), ended with it. Bytes
 are passed through as they are: ids and cancellations reach the agent as the client sent them.
-Prints "listening ws://HOST:PORT/PATH" on stdout once ready; logs go to stderr.
+Prints "listening ws://HOST:PORT/PATH" (wss:// with --tls-cert) on stdout once ready; logs go
+to stderr.
 
 options:
-  --host HOST            address to bind (default ${DEFAULT_HOST}: this machine only)
+  --host HOST            address to bind (default ${DEFAULT_HOST}: this machine only); an address
+                         other machines can reach needs ACP_WIRE_TOKEN or --insecure-no-token
+  --insecure-no-token    serve a reachable --host without a token: anyone who reaches it runs
+                         the agent (only behind something else that authenticates clients)
   --port PORT            port (default 0: a free one, printed)
   --path PATH            path (default ${DEFAULT_PATH})
+  --tls-cert FILE        serve TLS (wss:// and https://) with this PEM certificate (chain)
+  --tls-key FILE         and this PEM private key (both or neither)
   --allow-origin ORIGIN  accept browser pages of this origin (repeatable; none by default)
   --max-clients N        how many clients are served at once; more are refused with HTTP 503
                          (and a line on stderr) (default ${DEFAULT_MAX_CLIENTS})
+  --http-idle-timeout MS a Streamable HTTP client with no event stream open and no request for
+                         this long has walked away: its connection is closed and its agent
+                         ended, freeing its slot (default ${DEFAULT_HTTP_IDLE_TIMEOUT_MS}; 0: never)
   --kill-timeout MS      how long an agent may take to exit once its client has left (its stdin
                          is closed), before SIGTERM to its process tree, then SIGKILL as long
                          again (default ${DEFAULT_KILL_TIMEOUT_MS})
@@ -44,28 +64,43 @@ ACP_WIRE_TOKEN, when set, is the bearer token every client must send
 exit codes: 130/143 after SIGINT/SIGTERM (every agent is ended first; a second signal kills
 them); 1 on a system error such as a port in use; 2 for bad usage.`;
 
-/** Parsed `serve` arguments. */
-interface ServeArgs {
+/** Parsed `serve` arguments. @internal */
+export interface ServeArgs {
   host: string;
   port: number;
   path: string;
   allowedOrigins: string[];
   maxClients: number;
+  httpIdleTimeoutMs: number;
   killTimeoutMs: number;
   /** `ACP_WIRE_TOKEN`: the bearer token clients must send. */
   token: string | undefined;
+  /** `--insecure-no-token`: a reachable `host` without a token is served anyway. */
+  insecureNoToken: boolean;
+  /** `--tls-cert` and `--tls-key`, read. */
+  tls: RemoteTlsOptions | undefined;
   /** The agent's program and arguments. */
   command: string[];
 }
 
-function parseServeArgs(argv: readonly string[]): ServeArgs {
+/**
+ * Parses `serve`'s arguments; refuses a reachable `--host` without a token before anything listens.
+ *
+ * @throws UsageError naming the problem
+ * @internal
+ */
+export function parseServeArgs(argv: readonly string[]): ServeArgs {
   const { values, positionals } = parseCommandArguments(argv, {
     host: { type: 'string' },
     port: { type: 'string' },
     path: { type: 'string' },
     'allow-origin': { type: 'string', multiple: true },
     'max-clients': { type: 'string' },
+    'http-idle-timeout': { type: 'string' },
     'kill-timeout': { type: 'string' },
+    'insecure-no-token': { type: 'boolean' },
+    'tls-cert': { type: 'string' },
+    'tls-key': { type: 'string' },
   });
   const text = (name: string): string | undefined => values[name] as string | undefined;
   if (positionals.length !== 1) throw new UsageError(`give exactly one agent command (quote it), got ${positionals.length}`);
@@ -77,16 +112,39 @@ function parseServeArgs(argv: readonly string[]): ServeArgs {
   } catch {
     throw new UsageError(`--path needs a path that starts with "/" and has no query, fragment or space, got ${JSON.stringify(path)}`);
   }
+  const token = bearerTokenFromEnvironment();
+  const insecureNoToken = values['insecure-no-token'] === true;
+  checkExposure('--host', host, token, insecureNoToken);
   return {
     host,
     port: parsePort('--port', text('port') ?? '0'),
     path,
     allowedOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
     maxClients: parseDecimal('--max-clients', text('max-clients') ?? String(DEFAULT_MAX_CLIENTS), 'a number', 1, 65535),
+    httpIdleTimeoutMs: parseMilliseconds('--http-idle-timeout', text('http-idle-timeout') ?? String(DEFAULT_HTTP_IDLE_TIMEOUT_MS)),
     killTimeoutMs: parseMilliseconds('--kill-timeout', text('kill-timeout') ?? String(DEFAULT_KILL_TIMEOUT_MS)),
-    token: bearerTokenFromEnvironment(),
+    token,
+    insecureNoToken,
+    tls: readTls(text('tls-cert'), text('tls-key')),
     command: splitCommandLine(positionals[0]!),
   };
+}
+
+/**
+ * Reads `--tls-cert` and `--tls-key` (an unreadable file is an operating-system error).
+ *
+ * @throws UsageError when only one is given, or they are not a PEM certificate and its key
+ */
+function readTls(certFile: string | undefined, keyFile: string | undefined): RemoteTlsOptions | undefined {
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  if (certFile === undefined || keyFile === undefined) throw new UsageError('give --tls-cert and --tls-key together');
+  const tls = { cert: readFileSync(certFile), key: readFileSync(keyFile) };
+  try {
+    createSecureContext(tls);
+  } catch (error) {
+    throw new UsageError(`--tls-cert and --tls-key are not a PEM certificate and its private key: ${(error as Error).message}`);
+  }
+  return tls;
 }
 
 /** One client's agent: a process tree whose stdio is bridged to the client's stream. */
@@ -141,7 +199,10 @@ export const serve: Subcommand = {
         path: args.path,
         allowedOrigins: args.allowedOrigins,
         token,
+        insecureNoToken: args.insecureNoToken,
+        tls: args.tls,
         maxClients: args.maxClients,
+        httpIdleTimeoutMs: args.httpIdleTimeoutMs,
         logger: process.env.ACP_WIRE_LOG ? defaultLogger(NAME) : createStderrLogger({ level: 'warn', name: NAME }),
       },
       (stream, info) => {
@@ -151,7 +212,12 @@ export const serve: Subcommand = {
       },
     );
     process.stdout.write(`listening ${listener.url}\n`);
-    process.stderr.write(`acp-wire serve: Streamable HTTP at ${listener.httpUrl}${token ? ' (bearer token required)' : ''}\n`);
+    const access = token
+      ? ' (bearer token required)'
+      : isLoopbackHost(args.host)
+        ? ''
+        : ' (NO TOKEN: anyone who reaches it runs the agent)';
+    process.stderr.write(`acp-wire serve: Streamable HTTP at ${listener.httpUrl}${access}\n`);
     let stop!: () => void;
     const stopped = new Promise<void>((resolve) => (stop = resolve));
     const signals = watchStopSignals({ command: NAME, stop, processes: () => agents, killTimeoutMs: args.killTimeoutMs });

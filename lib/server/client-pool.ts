@@ -57,7 +57,11 @@ export interface ClientPoolEvents {
   accepted: [client: PooledClient];
   /** A client was not admitted. */
   refused: [error: ClientRefusedError];
-  /** A client was silent for `idleTimeoutMs` with nothing in flight; it is being closed. */
+  /**
+   * A client is being closed for being idle: silent for `idleTimeoutMs` with nothing in flight
+   * (see {@link PooledClient.watchIdle}), or idle by its transport's own rule (a Streamable HTTP
+   * connection that nothing held for `httpIdleTimeoutMs`; see {@link PooledClient.closeIdle}).
+   */
   idle: [client: PooledClient];
   /** A client has left (its transport or its connection closed): its slot is free. */
   closed: [client: PooledClient];
@@ -148,10 +152,17 @@ export class PooledClient {
    */
   watchIdle(socket: Socket): void {
     const isBusy = (): boolean => this.#connection !== undefined && hasWorkInFlight(this.#connection);
-    watchIdle(socket, this.#pool.idleTimeoutMs, isBusy, () => {
-      this.#pool.emit('idle', this);
-      void this.close();
-    });
+    watchIdle(socket, this.#pool.idleTimeoutMs, isBusy, () => void this.closeIdle());
+  }
+
+  /**
+   * Closes the client because its transport found it idle: emits `'idle'` on the pool, then
+   * {@link PooledClient.close}. Resolves once closed. For a transport with its own rule of what
+   * idle means (whatever the pool's `idleTimeoutMs`).
+   */
+  closeIdle(): Promise<void> {
+    this.#pool.emit('idle', this);
+    return this.close();
   }
 
   /**

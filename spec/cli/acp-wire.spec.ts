@@ -24,7 +24,7 @@ function acpWire(...args: string[]): Run {
     encoding: 'utf8',
     input: '',
     timeout: 15000,
-    env: { ...process.env, ACP_WIRE_LOG: '' },
+    env: { ...process.env, ACP_WIRE_LOG: '', ACP_WIRE_TOKEN: '' },
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
@@ -133,6 +133,19 @@ describe('acp-wire (the command line)', function () {
       [
         ['conduct', '--kill-timeout', '-5', AGENT_COMMAND],
         'acp-wire conduct: --kill-timeout needs a number of milliseconds from 0 to 2147483647, got "-5" (see acp-wire conduct --help)',
+      ],
+      // 192.0.2.1 (TEST-NET-1, on no interface): were the refusal missing, the listen would fail, not expose anything.
+      [
+        ['serve', '--host', '192.0.2.1', AGENT_COMMAND],
+        'acp-wire serve: --host 192.0.2.1 is reachable from other machines: set ACP_WIRE_TOKEN, or pass --insecure-no-token to serve anyone who reaches it (see acp-wire serve --help)',
+      ],
+      [
+        ['conduct', '--listen', '192.0.2.1:0', AGENT_COMMAND],
+        'acp-wire conduct: --listen 192.0.2.1 is reachable from other machines: set ACP_WIRE_TOKEN, or pass --insecure-no-token to serve anyone who reaches it (see acp-wire conduct --help)',
+      ],
+      [
+        ['conduct', '--insecure-no-token', AGENT_COMMAND],
+        'acp-wire conduct: --insecure-no-token needs --listen (see acp-wire conduct --help)',
       ],
       [
         ['conduct', 'node "agent.js'],

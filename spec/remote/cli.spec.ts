@@ -3,6 +3,8 @@
  * and `acp-wire conduct --listen` with components named by URL. Real processes; needs dist/.
  */
 import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   HttpStatusError,
@@ -17,11 +19,14 @@ import {
 import { rejectionOf } from '../helpers/async';
 import { spawnConductor } from '../helpers/chain';
 import { parseMessage } from '../helpers/messages';
-import { childProcesses } from '../helpers/process-table';
+import { childProcesses, isRunning } from '../helpers/process-table';
 import { CLI, CONFORMANCE_AGENT, childClosed, spawnScript, stopAll, useBuild, type SpawnedProcess } from '../helpers/processes';
 
 const AGENT = `${process.execPath} ${CONFORMANCE_AGENT}`;
 const CLIENT_INIT = { protocolVersion: 2, info: { name: 'spec-client', version: '1.0.0' } };
+/** The test-only certificate for 127.0.0.1 and its key (see spec/remote/wss.spec.ts). */
+const TLS_CERT = join(__dirname, '..', 'fixtures', 'tls', 'cert.pem');
+const TLS_KEY = join(__dirname, '..', 'fixtures', 'tls', 'key.pem');
 
 interface Cli extends SpawnedProcess {
   /** The URL of its `listening URL` first line. */
@@ -37,7 +42,7 @@ async function startCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Cl
   const first = await stdout.take().catch((error: Error) => {
     throw new Error(`${error.message}\nstderr: ${stderr.text}`);
   });
-  const match = /^listening (ws:\/\/127\.0\.0\.1:\d+\/acp)$/.exec(first);
+  const match = /^listening (wss?:\/\/127\.0\.0\.1:\d+\/acp)$/.exec(first);
   if (!match) throw new Error(`unexpected first line ${JSON.stringify(first)}; stderr: ${stderr.text}`);
   const cli = { ...spawned, url: match[1]! };
   running.add(cli);
@@ -131,6 +136,58 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       await client.close();
     });
 
+    it('ends the agent of a Streamable HTTP client that initialized and walked away, and frees its slot (--http-idle-timeout)', async () => {
+      const serve = await startCli(['serve', '--max-clients', '1', '--http-idle-timeout', '200', AGENT]);
+      const httpUrl = serve.url.replace('ws://', 'http://');
+      const initialize = (): Promise<Response> =>
+        fetch(httpUrl, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: CLIENT_INIT }),
+        });
+      const first = await initialize();
+      expect(first.status).to.equal(200);
+      await first.arrayBuffer();
+      const [agent] = await untilChildren(serve.child.pid!, 1);
+      // No GET, no DELETE: the client is gone.
+      await serve.stderr.findText(
+        /serve warn closed the Streamable HTTP client from 127\.0\.0\.1:\d+: no event stream and no request for 200 ms/,
+      );
+      await untilChildren(serve.child.pid!, 0);
+      expect(isRunning(agent!)).to.equal(false);
+      const next = await initialize();
+      expect(next.status).to.equal(200);
+      expect(await next.json()).to.have.nested.property('result.info.name', 'acp-wire-conformance-agent');
+      expect(await stopCli(serve)).to.equal(143);
+    });
+
+    it('serves wss:// and https:// itself with --tls-cert and --tls-key, to clients that trust the certificate through ca', async () => {
+      const serve = await startCli(['serve', '--tls-cert', TLS_CERT, '--tls-key', TLS_KEY, AGENT]);
+      expect(serve.url).to.match(/^wss:\/\//);
+      const ca = readFileSync(TLS_CERT, 'utf8');
+      const ws = await connectWebSocket(serve.url, { ca });
+      const init = await ws.sendRequest<{ info: { name: string } }>('initialize', CLIENT_INIT);
+      expect(init.info.name).to.equal('acp-wire-conformance-agent');
+      const http = connectHttp(serve.url.replace('wss://', 'https://'), { ca });
+      expect(await http.sendRequest('initialize', CLIENT_INIT)).to.deep.equal(init);
+      expect(await http.sendRequest('_test/echo', { over: 'https' })).to.deep.equal({ over: 'https' });
+      await Promise.all([ws.close(), http.close()]);
+      expect(await rejectionOf(connectWebSocket(serve.url)))
+        .to.have.property('message')
+        .that.matches(/self[- ]signed/i);
+      expect(await stopCli(serve)).to.equal(143);
+    });
+
+    it('exits 2 when --tls-key is not the private key of a PEM certificate, naming both options', async () => {
+      const run = spawnScript(CLI, ['serve', '--tls-cert', TLS_CERT, '--tls-key', TLS_CERT, AGENT]);
+      const { code } = await childClosed(run.child);
+      expect(code).to.equal(2);
+      expect(run.stdout.text).to.equal('');
+      expect(run.stderr.text).to.match(
+        /^acp-wire serve: --tls-cert and --tls-key are not a PEM certificate and its private key: [^\n]+ \(see acp-wire serve --help\)\n$/,
+      );
+    });
+
     it('exits 2 for bad arguments, with one line on stderr naming the problem (the CLI convention) and nothing started', async () => {
       const cases: [string[], string][] = [
         [['serve'], 'give exactly one agent command (quote it), got 0'],
@@ -139,6 +196,11 @@ describe('acp-wire serve and remote chains (real processes)', () => {
         [['serve', 'a', 'b'], 'give exactly one agent command (quote it), got 2'],
         [['serve', '--path', 'acp', AGENT], '--path needs a path that starts with "/" and has no query, fragment or space, got "acp"'],
         [['serve', '--max-clients', '0', AGENT], '--max-clients needs a number from 1 to 65535, got "0"'],
+        [['serve', '--tls-cert', TLS_CERT, AGENT], 'give --tls-cert and --tls-key together'],
+        [
+          ['serve', '--http-idle-timeout', '1s', AGENT],
+          '--http-idle-timeout needs a number of milliseconds from 0 to 2147483647, got "1s"',
+        ],
         [['serve', 'node "agent.js'], 'cannot split the command "node \\"agent.js": a double quote is not closed'],
       ];
       for (const [args, problem] of cases) {
@@ -163,6 +225,10 @@ describe('acp-wire serve and remote chains (real processes)', () => {
         '--path PATH',
         '--allow-origin ORIGIN',
         '--max-clients N',
+        '--http-idle-timeout MS',
+        '--tls-cert FILE',
+        '--tls-key FILE',
+        '--insecure-no-token',
         '--kill-timeout MS',
         '-h, --help',
       ]) {

@@ -9,6 +9,7 @@ import type { ServerResponse } from 'node:http';
 import { Duplex } from 'node:stream';
 import { AcpWireError } from '../../jsonrpc/errors';
 import { EVENT_STREAM_CONTENT_TYPE, idKey, isResponse, parseRouted, resultSessionIdOf, sessionIdOf } from './http-protocol';
+import { DEFAULT_HTTP_IDLE_TIMEOUT_MS, IdleWatch } from './http-idle';
 import { SSE_KEEP_ALIVE, sseEvent } from './sse';
 import { pushFrame } from './websocket-stream';
 
@@ -18,6 +19,12 @@ export interface HttpServerLimits {
   maxBufferedBytes?: number;
   /** A client that takes none of its held output for this long is disconnected. Default 60,000 ms. */
   maxOutputStallMs?: number;
+  /**
+   * A connection with no event stream open, no POST in progress and no `initialize` awaiting its
+   * answer for this long is abandoned: the server closes it, as a `DELETE` would (and
+   * `acp-wire serve` ends its agent). Milliseconds; `0` never closes one. Default 60,000.
+   */
+  httpIdleTimeoutMs?: number;
 }
 
 /** The client read none of its output within `maxOutputStallMs`; its connection was closed. */
@@ -73,12 +80,20 @@ export class HttpServerStream extends Duplex {
   #stallTimer: NodeJS.Timeout | undefined;
   #inputWaiters: (() => void)[] = [];
   #isInputFull = false;
+  readonly #idle: IdleWatch;
 
+  /** Emits `'idle'` once nothing has held it for `limits.httpIdleTimeoutMs` (see {@link HttpServerStream.hold}). */
   constructor(connectionId: string, limits: HttpServerLimits) {
     super({ decodeStrings: false, allowHalfOpen: true });
     this.connectionId = connectionId;
     this.#maxBufferedBytes = limits.maxBufferedBytes ?? 64 * 1024 * 1024;
     this.#maxStallMs = limits.maxOutputStallMs ?? 60_000;
+    this.#idle = new IdleWatch(limits.httpIdleTimeoutMs ?? DEFAULT_HTTP_IDLE_TIMEOUT_MS, () => this.emit('idle'));
+  }
+
+  /** Keeps the connection from being idle (a POST in progress) until the returned function is called. */
+  hold(): () => void {
+    return this.#idle.hold();
   }
 
   /** Takes one POSTed message (its JSON text); resolves once the stream can take more. */
@@ -96,11 +111,13 @@ export class HttpServerStream extends Duplex {
 
   /** Resolves with the answer line to the `initialize` request `id`, or `undefined` if the stream ends first. */
   expectInitialize(id: unknown): Promise<string | undefined> {
-    return new Promise((resolve) => {
+    // A connection is not idle while its `initialize` waits for the agent's answer.
+    const release = this.#idle.hold();
+    return new Promise<string | undefined>((resolve) => {
       this.#initialize = { key: idKey(id)!, resolve };
       this.once('close', () => resolve(undefined));
       this.once('finish', () => resolve(undefined));
-    });
+    }).finally(release);
   }
 
   /**
@@ -112,10 +129,12 @@ export class HttpServerStream extends Duplex {
     const box = sessionId === undefined ? this.#connectionBox : this.#box(sessionId);
     if (box.receiver) return false;
     box.receiver = response;
+    const release = this.#idle.hold();
     response.writeHead(200, { 'Content-Type': EVENT_STREAM_CONTENT_TYPE, 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
     response.flushHeaders();
     box.keepAlive = setInterval(() => box.receiver?.write(SSE_KEEP_ALIVE), KEEP_ALIVE_MS).unref();
     response.once('close', () => {
+      release();
       if (box.receiver !== response) return;
       clearInterval(box.keepAlive);
       box.receiver = undefined;
@@ -151,6 +170,7 @@ export class HttpServerStream extends Duplex {
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#idle.stop();
     this.#endReceivers(error !== null);
     this.#initialize?.resolve(undefined);
     this.#releaseInput();

@@ -20,7 +20,7 @@ import {
   type RoutedMessage,
 } from './http-protocol';
 import { HttpServerStream, type HttpServerLimits } from './http-server-stream';
-import { DEFAULT_MAX_PAYLOAD } from './limits';
+import { DEFAULT_MAX_PAYLOAD, RETRY_AFTER_SECONDS } from './limits';
 
 export { HEADER_CONNECTION_ID } from './http-protocol';
 export type { HttpServerLimits } from './http-server-stream';
@@ -61,8 +61,13 @@ export class HttpStreamServer {
   /** Answers one request. */
   handle(request: IncomingMessage, response: ServerResponse): void {
     switch (request.method) {
-      case 'POST':
-        return void this.#post(request, response).catch(() => response.destroy());
+      case 'POST': {
+        // A POST in progress keeps its connection from being idle.
+        const release = this.#streams.get(header(request, HEADER_CONNECTION_ID) ?? '')?.hold();
+        return void this.#post(request, response)
+          .catch(() => response.destroy())
+          .finally(release);
+      }
       case 'GET':
         return this.#get(request, response);
       case 'DELETE':
@@ -95,7 +100,10 @@ export class HttpStreamServer {
     if (isRequest(message) && message.method === 'initialize') {
       if (connectionId !== undefined) return text(response, 400, 'Initialize not allowed on existing connection');
       if (message.id === null) return text(response, 400, 'Initialize request must include an ID');
-      if (!this.#admit(request)) return text(response, 503, 'Too many clients');
+      if (!this.#admit(request)) {
+        response.setHeader('Retry-After', RETRY_AFTER_SECONDS);
+        return text(response, 503, 'Too many clients');
+      }
       return this.#open(request, response, message, body);
     }
     if (connectionId === undefined) return text(response, 400, 'Missing Acp-Connection-Id');
@@ -126,6 +134,7 @@ export class HttpStreamServer {
     };
     stream.once('finish', forget);
     stream.once('close', forget);
+    stream.once('idle', forget);
     const answer = stream.expectInitialize(message.id);
     // A client that gives up on its initialize leaves nothing behind.
     const onGiveUp = (): void => stream.closeGoingAway();

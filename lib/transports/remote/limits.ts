@@ -6,6 +6,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { isIPv4, isIPv6 } from 'node:net';
 import { DEFAULT_MAX_LINE_BYTES } from '../../framing/ndjson';
 
 /** Servers bind this address unless a `host` is given: only this machine can connect. */
@@ -13,6 +14,12 @@ export const DEFAULT_HOST = '127.0.0.1';
 
 /** The path the network servers answer on unless a `path` is given. */
 export const DEFAULT_PATH = '/acp';
+
+/**
+ * The `Retry-After` a server at capacity answers its 503 with, in seconds: a slot frees when a
+ * client leaves, which no one can foretell, so this is a polite pace for retries, not a promise.
+ */
+export const RETRY_AFTER_SECONDS = 5;
 
 /** The largest accepted message on a network transport: 64 MiB, the same as a line over stdio. */
 export const DEFAULT_MAX_PAYLOAD = DEFAULT_MAX_LINE_BYTES;
@@ -30,8 +37,18 @@ export interface AccessOptions {
   /**
    * A secret the client must present as `Authorization: Bearer <token>`. Compared in constant
    * time. Default: none (no token needed).
+   *
+   * @remarks A server bound to an address other machines can reach (see {@link isLoopbackHost})
+   * needs one, unless `insecureNoToken` is set.
    */
   token?: string;
+  /**
+   * Lets a server listen on an address other machines can reach without a `token`: anyone who
+   * reaches it is then served (and an agent runs code on its host). Default `false`: such a
+   * server is refused with a `TypeError` before it listens. Set it only when something else
+   * authenticates the clients (a reverse proxy, a private network you trust).
+   */
+  insecureNoToken?: boolean;
 }
 
 /** Why a request was refused: the HTTP status and a short text for the response body. */
@@ -96,6 +113,39 @@ export function checkAccessOptions(options: AccessOptions): void {
   if (token !== undefined && (typeof token !== 'string' || token.length === 0 || /\s/.test(token))) {
     throw new TypeError('token must be a non-empty string without whitespace');
   }
+}
+
+/**
+ * Whether `host` is reachable from this machine only: `localhost`, an IPv4 address in
+ * `127.0.0.0/8`, `::1`, or an IPv4-mapped `::ffff:127.x.x.x`. Any other name, and the wildcards
+ * `0.0.0.0` and `::`, count as reachable from other machines (a name may resolve to anything).
+ */
+export function isLoopbackHost(host: string): boolean {
+  const name = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  if (name === 'localhost' || name === 'localhost.') return true;
+  if (isIPv4(name)) return name.startsWith('127.');
+  if (!isIPv6(name)) return false;
+  // The URL parser writes an IPv6 address in its one canonical form (`::ffff:127.0.0.1` as `::ffff:7f00:1`).
+  const canonical = new URL(`http://[${name}]/`).hostname.slice(1, -1);
+  return canonical === '::1' || /^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(canonical);
+}
+
+/**
+ * Refuses a server on an address other machines can reach without a `token`, unless
+ * `insecureNoToken` says so: an agent runs code on its host, so anyone who reaches it must not
+ * be served silently.
+ *
+ * @throws TypeError naming `token` and `insecureNoToken`
+ */
+export function checkExposure(host: string, options: AccessOptions): void {
+  if (options.insecureNoToken !== undefined && typeof options.insecureNoToken !== 'boolean') {
+    throw new TypeError('insecureNoToken must be a boolean');
+  }
+  if (isLoopbackHost(host) || options.token !== undefined || options.insecureNoToken === true) return;
+  throw new TypeError(
+    `token is required to listen on ${JSON.stringify(host)}, which other machines can reach; ` +
+      'set insecureNoToken: true to serve anyone who reaches it',
+  );
 }
 
 /** @throws RangeError naming `name` unless `value` is undefined or a positive safe integer */

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -16,28 +17,52 @@ import {
   DEFAULT_HOST,
   DEFAULT_MAX_PAYLOAD,
   DEFAULT_PATH,
+  RETRY_AFTER_SECONDS,
   checkAccess,
   checkAccessOptions,
+  checkExposure,
   checkPath,
   checkPort,
   pathOf,
   type AccessOptions,
 } from './limits';
-import { checkMaxCount, peerOf } from '../../server/bounds';
+import { checkIdleTimeout, checkMaxCount, peerOf } from '../../server/bounds';
+import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from './http-idle';
 import { ClientPool, type PooledClient } from '../../server/client-pool';
 import { checkRemoteOptions, remoteConnection, webSocketStream, type RemoteConnectionOptions } from './websocket';
+
+/** The certificate a {@link listenRemote} server presents to serve `wss://` and `https://` itself. */
+export interface RemoteTlsOptions {
+  /** The certificate chain in PEM (the server's certificate first), e.g. `readFileSync('cert.pem')`. */
+  cert: string | Buffer;
+  /** Its private key in PEM. */
+  key: string | Buffer;
+  /** The passphrase of an encrypted `key`. */
+  passphrase?: string;
+}
 
 /** A network transport a {@link listenRemote} server offers. */
 export type RemoteTransport = 'websocket' | 'http';
 
 /** Options of {@link listenRemote} and {@link listenRemoteStreams}. */
 export interface RemoteServerOptions extends RemoteConnectionOptions, AccessOptions, HttpServerLimits {
-  /** The address to bind. Default `127.0.0.1` (this machine only); `0.0.0.0` or `::` for every interface. */
+  /**
+   * The address to bind. Default `127.0.0.1` (this machine only); `0.0.0.0` or `::` for every
+   * interface. Any address but a loopback one needs a `token` (or `insecureNoToken: true`).
+   */
   host?: string;
   /** The port; `0` (default) picks a free one. */
   port?: number;
   /** The path clients connect to. Default `/acp`. */
   path?: string;
+  /**
+   * Serves TLS with this certificate: clients then connect with `wss://` and `https://` (no
+   * reverse proxy needed). Default: none (`ws://` and `http://`).
+   *
+   * @remarks TLS encrypts the traffic, the bearer token included; it does not authenticate the
+   * clients: a server other machines can reach still needs a `token`.
+   */
+  tls?: RemoteTlsOptions;
   /** The transports offered. Default both: WebSocket upgrades and Streamable HTTP on the same path. */
   transports?: readonly RemoteTransport[];
   /**
@@ -64,9 +89,9 @@ export interface RemoteListener {
   readonly host: string;
   /** The port it listens on (useful with port 0). */
   readonly port: number;
-  /** The WebSocket URL clients use, e.g. `ws://127.0.0.1:4000/acp`. */
+  /** The WebSocket URL clients use, e.g. `ws://127.0.0.1:4000/acp` (`wss://` with `tls`). */
   readonly url: string;
-  /** The Streamable HTTP URL, e.g. `http://127.0.0.1:4000/acp`. */
+  /** The Streamable HTTP URL, e.g. `http://127.0.0.1:4000/acp` (`https://` with `tls`). */
   readonly httpUrl: string;
   /** The underlying HTTP server. */
   readonly server: Server;
@@ -88,11 +113,16 @@ const CLOSE_GRACE_MS = 2000;
  * message), e.g. to pipe it into an agent process's stdio.
  *
  * @remarks
- * Safe by default: binds `127.0.0.1` unless `host` is given; a request with an `Origin` header
+ * Safe by default: binds `127.0.0.1` unless `host` is given, and refuses to listen on an address
+ * other machines can reach without a `token` (unless `insecureNoToken`); a request with an `Origin` header
  * that is not in `allowedOrigins` is refused 403 and one without the right bearer token (when
  * `token` is set) 401, before any stream exists; another path is 404; a client beyond
- * `maxClients` is 503. Destroying the stream closes that client.
- * @throws TypeError or RangeError for an invalid option
+ * `maxClients` is 503 with `Retry-After`. Destroying the stream closes that client. A Streamable
+ * HTTP connection with no event stream open and no POST in progress for `httpIdleTimeoutMs`
+ * (default one minute) was abandoned: it is closed with `'idle'` on `listener.pool`, its stream
+ * ended as on a `DELETE` and destroyed if it has not closed two seconds later.
+ * @throws TypeError or RangeError for an invalid option; Node's TLS error when `tls` holds no
+ * valid certificate and key pair
  * @returns resolves once listening; rejects with the listen error (e.g. EADDRINUSE)
  */
 export async function listenRemoteStreams(
@@ -108,9 +138,10 @@ export async function listenRemoteStreams(
  *
  * @remarks
  * See {@link listenRemoteStreams} for what is refused. Each WebSocket is one connection; each
- * Streamable HTTP connection (from its `initialize` POST to its `DELETE`) is one connection.
- * Closing the listener closes every connection: their pending requests reject with
- * `ConnectionClosedError`.
+ * Streamable HTTP connection (from its `initialize` POST to its `DELETE`, or to
+ * `httpIdleTimeoutMs` without an event stream or a POST) is one connection. Closing the listener,
+ * or an abandoned Streamable HTTP connection, closes the connection here (`closed locally`):
+ * its pending requests reject with `ConnectionClosedError`.
  * @throws TypeError or RangeError for an invalid option
  * @returns resolves once listening; rejects with the listen error (e.g. EADDRINUSE)
  * @example
@@ -130,7 +161,7 @@ export async function listenRemote(
   });
 }
 
-/** The pool of a remote server bounded by `maxClients`, logging its refusals on `options.logger`. */
+/** The pool of a remote server bounded by `maxClients`, logging its refusals and abandoned clients on `options.logger`. */
 function remotePool(options: RemoteServerOptions): ClientPool {
   const pool = new ClientPool({ maxClients: options.maxClients ?? Number.POSITIVE_INFINITY });
   const logger = options.logger ?? defaultLogger('server');
@@ -138,6 +169,10 @@ function remotePool(options: RemoteServerOptions): ClientPool {
     if (refusal.code === 'ACP_WIRE_CLIENT_LIMIT')
       logger.log('warn', `refused a client from ${refusal.peer}: client limit reached (${refusal.open} open)`);
   });
+  const idleMs = options.httpIdleTimeoutMs ?? DEFAULT_HTTP_IDLE_TIMEOUT_MS;
+  pool.on('idle', (client) =>
+    logger.log('warn', `closed the Streamable HTTP client from ${client.peer}: no event stream and no request for ${idleMs} ms`),
+  );
   return pool;
 }
 
@@ -168,6 +203,8 @@ export function serveRemoteClients(
   const onStream = (stream: Duplex, info: RemoteClientInfo): void => {
     const client = admitted.get(info.request)!;
     client.bind(stream, () => closeStream(stream));
+    // A Streamable HTTP connection that nothing held for `httpIdleTimeoutMs` was abandoned.
+    if (info.transport === 'http') stream.once('idle', () => void client.closeIdle());
     onClient(stream, info, client);
   };
   const http = transportsOf(options).includes('http')
@@ -180,14 +217,27 @@ export function serveRemoteClients(
 /** @throws TypeError or RangeError naming the first invalid option of a remote server */
 function checkServerOptions(options: RemoteServerOptions): void {
   checkMaxCount('maxClients', options.maxClients ?? Number.POSITIVE_INFINITY);
+  checkIdleTimeout('httpIdleTimeoutMs', options.httpIdleTimeoutMs ?? DEFAULT_HTTP_IDLE_TIMEOUT_MS);
   checkPort(options.port ?? 0);
   checkPath(options.path ?? DEFAULT_PATH);
   checkAccessOptions(options);
+  checkExposure(options.host ?? DEFAULT_HOST, options);
   checkRemoteOptions(options);
+  checkTlsOptions(options.tls);
   const transports = options.transports ?? ['websocket', 'http'];
   if (!Array.isArray(transports) || transports.length === 0 || transports.some((t) => t !== 'websocket' && t !== 'http')) {
     throw new TypeError('transports must list "websocket" and/or "http"');
   }
+}
+
+/** @throws TypeError naming the first invalid field of `tls` */
+function checkTlsOptions(tls: RemoteTlsOptions | undefined): void {
+  if (tls === undefined) return;
+  if (typeof tls !== 'object' || tls === null) throw new TypeError('tls must be an object with cert and key');
+  const isPem = (value: unknown): boolean => typeof value === 'string' || Buffer.isBuffer(value);
+  if (!isPem(tls.cert)) throw new TypeError('tls.cert must be a PEM certificate (a string or a Buffer)');
+  if (!isPem(tls.key)) throw new TypeError('tls.key must be a PEM private key (a string or a Buffer)');
+  if (tls.passphrase !== undefined && typeof tls.passphrase !== 'string') throw new TypeError('tls.passphrase must be a string');
 }
 
 function transportsOf(options: RemoteServerOptions): readonly RemoteTransport[] {
@@ -203,7 +253,10 @@ function remoteHttpServer(
 ): Server {
   const path = options.path ?? DEFAULT_PATH;
   const wss = transportsOf(options).includes('websocket') ? webSocketServer(options, onStream) : undefined;
-  const server = createServer();
+  // Node validates the certificate and key here: a bad pair throws before anything listens.
+  const server = options.tls
+    ? createTlsServer({ cert: options.tls.cert, key: options.tls.key, passphrase: options.tls.passphrase })
+    : createServer();
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     if (!admit(request, response, options, path)) return;
     if (http) return http.handle(request, response);
@@ -215,7 +268,7 @@ function remoteHttpServer(
     if (refusal) return refuseUpgrade(socket, refusal.status, refusal.reason);
     if (!wss) return refuseUpgrade(socket, 404, 'This server speaks Streamable HTTP only');
     const client = admitClient(request);
-    if (!client) return refuseUpgrade(socket, 503, 'Too many clients');
+    if (!client) return refuseUpgrade(socket, 503, 'Too many clients', `Retry-After: ${RETRY_AFTER_SECONDS}\r\n`);
     // Until the upgrade completes, the socket is the client's transport: a failed handshake frees the slot.
     client.bind(socket, () => void socket.destroy());
     wss.accept(request, socket, head);
@@ -256,8 +309,8 @@ function remoteListener(
   return {
     host,
     port,
-    url: `ws://${authority}${path}`,
-    httpUrl: `http://${authority}${path}`,
+    url: `${options.tls ? 'wss' : 'ws'}://${authority}${path}`,
+    httpUrl: `${options.tls ? 'https' : 'http'}://${authority}${path}`,
     server,
     pool,
     get clientCount() {
@@ -295,12 +348,13 @@ export function refuse(response: ServerResponse, status: number, text: string): 
   response.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) }).end(text);
 }
 
-function refuseUpgrade(socket: Socket, status: number, text: string): void {
+/** Answers a WebSocket upgrade with an HTTP refusal; `extraHeaders` are whole `Name: value\r\n` lines. */
+function refuseUpgrade(socket: Socket, status: number, text: string, extraHeaders = ''): void {
   const statusText: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 503: 'Service Unavailable' };
   socket.on('error', () => {});
   socket.end(
     `HTTP/1.1 ${status} ${statusText[status] ?? 'Error'}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+      `${extraHeaders}Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
   );
 }
 
