@@ -282,6 +282,18 @@ describe('Streamable HTTP with the connection id in the path (the acp-http-clien
       expect(accepted).to.have.length(1);
     });
 
+    it('lets at most 64 GETs wait for their connection (503 beyond), and a DELETE ends a waiting one', async () => {
+      const waiting = await Promise.all(Array.from({ length: 64 }, (_, i) => events(`early-${i}`)));
+      expect(waiting.map((stream) => stream.status)).to.deep.equal(Array(64).fill(200));
+      const refused = await fetch(urlOf('early-64'), { headers: { Accept: 'text/event-stream' } });
+      expect(await refused.text()).to.equal('Too many streams waiting for their connection');
+      expect(refused.status).to.equal(503);
+      expect((await fetch(urlOf('early-0'), { method: 'DELETE' })).status).to.equal(404);
+      expect(await waiting[0]!.next()).to.equal(undefined);
+      expect((await events('early-64')).status).to.equal(200);
+      expect(accepted).to.have.length(0);
+    });
+
     it('answers 404 to a path that is not PATH/<id>', async () => {
       for (const path of ['/acp/', '/acp/a/b', '/acp/a%20b/', '/acpx', `/acp/${'x'.repeat(129)}`]) {
         const response = await fetch(`http://127.0.0.1:${listener.port}${path}`, {
