@@ -263,7 +263,7 @@ describe('Streamable HTTP with the connection id in the path (the acp-http-clien
       expect(accepted).to.have.length(0);
     });
 
-    it('refuses an unknown id (404), a second initialize (409), a duplicate request id in flight (409), a GET without text/event-stream (406) and a second reader (409)', async () => {
+    it('refuses an unknown id (404), a second initialize (409), a duplicate request id in flight (409), an invalid request id (400), a GET without text/event-stream (406) and a second reader (409)', async () => {
       expect(await request('nobody', 1, '_test/echo')).to.include({ status: 404, text: 'Unknown connection id' });
       expect((await fetch(urlOf('nobody'), { method: 'DELETE' })).status).to.equal(404);
       const { stream, sessionId } = await session('conn-1');
@@ -273,6 +273,7 @@ describe('Streamable HTTP with the connection id in the path (the acp-http-clien
         status: 409,
         text: 'A request with this id is already waiting for its answer',
       });
+      expect(await request('conn-1', { not: 'an id' } as never, '_test/echo', {})).to.include({ status: 400, text: 'Invalid request id' });
       expect((await fetch(urlOf('conn-1'), { headers: { Accept: 'application/json' } })).status).to.equal(406);
       const second = await fetch(urlOf('conn-1'), { headers: { Accept: 'text/event-stream' } });
       expect(second.status).to.equal(409);

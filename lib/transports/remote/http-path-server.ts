@@ -7,7 +7,7 @@
  * @packageDocumentation
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { EVENT_STREAM_CONTENT_TYPE, HEADER_CONNECTION_ID, HEADER_SESSION_ID, isRequest, type RoutedMessage } from './http-protocol';
+import { EVENT_STREAM_CONTENT_TYPE, HEADER_CONNECTION_ID, HEADER_SESSION_ID, idKey, isRequest, type RoutedMessage } from './http-protocol';
 import { header, json, readPostedMessage, text, type HttpStreamServerOptions, type HttpStreamSink } from './http-server';
 import { HttpServerStream, startEventStream, type BodyReply } from './http-server-stream';
 
@@ -93,6 +93,8 @@ export class HttpPathServer {
       return this.#open(request, response, connectionId, message, body);
     }
     if (!stream) return text(response, 404, 'Unknown connection id');
+    // Its answer is found by its id: one that no answer can carry is refused here.
+    if (isRequest(message) && idKey(message.id) === undefined) return text(response, 400, 'Invalid request id');
     if (isRequest(message) && !stream.replyInBody(message.id, bodyReply(response, message.id))) {
       return text(response, 409, 'A request with this id is already waiting for its answer');
     }
