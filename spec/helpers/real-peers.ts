@@ -1,6 +1,6 @@
 /**
  * Helpers for the specs that drive real ACP peers installed from npm (codex-acp, claude-code-acp,
- * claude-agent-acp, acpx) into the private package spec/real-peers/: where they are, a throwaway `$HOME` for each run, readers of their streams, and the
+ * claude-agent-acp, acpx, acp-http-client) into the private package spec/real-peers/: where they are, a throwaway `$HOME` for each run, readers of their streams, and the
  * processes a run left behind.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -28,6 +28,8 @@ export const REAL_PEERS = {
   claudeAgentAcp: join(modules, '@zed-industries', 'claude-agent-acp', 'dist', 'index.js'),
   /** acpx's command line. */
   acpx: join(modules, 'acpx', 'dist', 'cli.js'),
+  /** acp-http-client's module (ESM; rivet's sandbox-agent Streamable HTTP client). */
+  acpHttpClient: join(modules, 'acp-http-client', 'dist', 'index.js'),
 } as const;
 
 /** The installed version of an npm package (from its package.json). */

@@ -1,14 +1,23 @@
 /**
  * One Streamable HTTP connection on the server, as a byte stream of NDJSON lines: POSTed messages
  * come out of its readable side; the lines written to it are routed to the client's event
- * streams (the connection's own, or a session's) and to the pending `initialize` POST.
+ * streams (the connection's own, or a session's) and to the POSTs that wait for their answer
+ * (the `initialize` POST, or every request's POST when the connection id is in the path).
  *
  * @packageDocumentation
  */
 import type { ServerResponse } from 'node:http';
 import { Duplex } from 'node:stream';
 import { AcpWireError } from '../../jsonrpc/errors';
-import { EVENT_STREAM_CONTENT_TYPE, idKey, isResponse, parseRouted, resultSessionIdOf, sessionIdOf } from './http-protocol';
+import {
+  EVENT_STREAM_CONTENT_TYPE,
+  idKey,
+  isResponse,
+  parseRouted,
+  resultSessionIdOf,
+  sessionIdOf,
+  type RoutedMessage,
+} from './http-protocol';
 import { DEFAULT_HTTP_IDLE_TIMEOUT_MS, IdleWatch } from './http-idle';
 import { SSE_KEEP_ALIVE, sseEvent } from './sse';
 import { pushFrame } from './websocket-stream';
@@ -44,6 +53,29 @@ export class OutputStalledError extends AcpWireError {
 
 const KEEP_ALIVE_MS = 15_000;
 
+/** Where the answer to one client request goes instead of an event stream: the body of its POST's response. */
+export interface BodyReply {
+  /** Sends the answer line; returns false when the POST is gone (the answer then goes to the connection's event stream). */
+  deliver(line: string): boolean;
+  /** The connection ended before the answer. */
+  fail(): void;
+}
+
+/** How a connection's agent messages are spread over event streams. */
+export interface HttpServerStreamOptions extends HttpServerLimits {
+  /**
+   * Whether a message naming a session (`params.sessionId`) goes to that session's stream (true,
+   * the default, as the SDK) or to the connection's one stream (false).
+   */
+  hasSessionStreams?: boolean;
+}
+
+/** Starts an event stream on a GET's response (status and headers, sent at once). */
+export function startEventStream(response: ServerResponse): void {
+  response.writeHead(200, { 'Content-Type': EVENT_STREAM_CONTENT_TYPE, 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+  response.flushHeaders();
+}
+
 /** The messages waiting for one event stream, and the response that streams them when attached. */
 class Mailbox {
   readonly queue: string[] = [];
@@ -73,7 +105,9 @@ export class HttpServerStream extends Duplex {
   readonly #sessions = new Map<string, Mailbox>();
   /** Client request id key → the session its answer goes to (`null`: the connection's stream). */
   readonly #routes = new Map<string, string | null>();
-  #initialize: { key: string; resolve: (line: string | undefined) => void } | undefined;
+  /** Client request id key → the POST that waits for its answer. */
+  readonly #replies = new Map<string, BodyReply>();
+  readonly #hasSessionStreams: boolean;
   #partial = '';
   #bufferedBytes = 0;
   #heldWrite: (() => void) | undefined;
@@ -82,13 +116,14 @@ export class HttpServerStream extends Duplex {
   #isInputFull = false;
   readonly #idle: IdleWatch;
 
-  /** Emits `'idle'` once nothing has held it for `limits.httpIdleTimeoutMs` (see {@link HttpServerStream.hold}). */
-  constructor(connectionId: string, limits: HttpServerLimits) {
+  /** Emits `'idle'` once nothing has held it for `options.httpIdleTimeoutMs` (see {@link HttpServerStream.hold}). */
+  constructor(connectionId: string, options: HttpServerStreamOptions) {
     super({ decodeStrings: false, allowHalfOpen: true });
     this.connectionId = connectionId;
-    this.#maxBufferedBytes = limits.maxBufferedBytes ?? 64 * 1024 * 1024;
-    this.#maxStallMs = limits.maxOutputStallMs ?? 60_000;
-    this.#idle = new IdleWatch(limits.httpIdleTimeoutMs ?? DEFAULT_HTTP_IDLE_TIMEOUT_MS, () => this.emit('idle'));
+    this.#maxBufferedBytes = options.maxBufferedBytes ?? 64 * 1024 * 1024;
+    this.#maxStallMs = options.maxOutputStallMs ?? 60_000;
+    this.#hasSessionStreams = options.hasSessionStreams ?? true;
+    this.#idle = new IdleWatch(options.httpIdleTimeoutMs ?? DEFAULT_HTTP_IDLE_TIMEOUT_MS, () => this.emit('idle'));
   }
 
   /** Keeps the connection from being idle (a POST in progress) until the returned function is called. */
@@ -109,14 +144,28 @@ export class HttpServerStream extends Duplex {
     if (key !== undefined) this.#routes.set(key, sessionId);
   }
 
+  /**
+   * Sends the answer to the client request `id` to `reply` rather than to an event stream.
+   *
+   * @returns false when an answer to that id is already awaited (or the id is not a valid one)
+   */
+  replyInBody(id: unknown, reply: BodyReply): boolean {
+    const key = idKey(id);
+    if (key === undefined || this.#replies.has(key)) return false;
+    if (this.writableFinished || this.destroyed) {
+      reply.fail();
+      return true;
+    }
+    this.#replies.set(key, reply);
+    return true;
+  }
+
   /** Resolves with the answer line to the `initialize` request `id`, or `undefined` if the stream ends first. */
   expectInitialize(id: unknown): Promise<string | undefined> {
     // A connection is not idle while its `initialize` waits for the agent's answer.
     const release = this.#idle.hold();
     return new Promise<string | undefined>((resolve) => {
-      this.#initialize = { key: idKey(id)!, resolve };
-      this.once('close', () => resolve(undefined));
-      this.once('finish', () => resolve(undefined));
+      if (!this.replyInBody(id, { deliver: (line) => (resolve(line), true), fail: () => resolve(undefined) })) resolve(undefined);
     }).finally(release);
   }
 
@@ -130,8 +179,8 @@ export class HttpServerStream extends Duplex {
     if (box.receiver) return false;
     box.receiver = response;
     const release = this.#idle.hold();
-    response.writeHead(200, { 'Content-Type': EVENT_STREAM_CONTENT_TYPE, 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
-    response.flushHeaders();
+    // A GET that waited for its connection to open has had its status and headers already.
+    if (!response.headersSent) startEventStream(response);
     box.keepAlive = setInterval(() => box.receiver?.write(SSE_KEEP_ALIVE), KEEP_ALIVE_MS).unref();
     response.once('close', () => {
       release();
@@ -166,13 +215,14 @@ export class HttpServerStream extends Duplex {
 
   override _final(callback: (error?: Error | null) => void): void {
     this.#endReceivers(false);
+    this.#failReplies();
     callback();
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     this.#idle.stop();
     this.#endReceivers(error !== null);
-    this.#initialize?.resolve(undefined);
+    this.#failReplies();
     this.#releaseInput();
     callback(error);
   }
@@ -180,22 +230,30 @@ export class HttpServerStream extends Duplex {
   #route(line: string): void {
     const message = parseRouted(line);
     if (message === undefined) return this.#deliver(this.#connectionBox, line);
-    if (isResponse(message)) {
-      const key = idKey(message.id);
-      if (key !== undefined && this.#initialize?.key === key) {
-        this.#initialize.resolve(line);
-        this.#initialize = undefined;
-        return;
-      }
-      const session = key === undefined ? undefined : this.#routes.get(key);
-      if (key !== undefined) this.#routes.delete(key);
-      // A session just created: its stream exists from now on, so its first updates wait there.
-      const created = resultSessionIdOf(message);
-      if (created !== undefined) this.#box(created);
-      return this.#deliver(session ? this.#box(session) : this.#connectionBox, line);
-    }
-    const sessionId = sessionIdOf(message);
+    if (isResponse(message)) return this.#routeAnswer(message, line);
+    const sessionId = this.#hasSessionStreams ? sessionIdOf(message) : undefined;
     this.#deliver(sessionId === undefined ? this.#connectionBox : this.#box(sessionId), line);
+  }
+
+  #routeAnswer(message: RoutedMessage, line: string): void {
+    const key = idKey(message.id);
+    const reply = key === undefined ? undefined : this.#replies.get(key);
+    if (reply) {
+      this.#replies.delete(key!);
+      if (reply.deliver(line)) return;
+    }
+    const session = key === undefined ? undefined : this.#routes.get(key);
+    if (key !== undefined) this.#routes.delete(key);
+    // A session just created: its stream exists from now on, so its first updates wait there.
+    const created = this.#hasSessionStreams ? resultSessionIdOf(message) : undefined;
+    if (created !== undefined) this.#box(created);
+    this.#deliver(session ? this.#box(session) : this.#connectionBox, line);
+  }
+
+  #failReplies(): void {
+    const replies = [...this.#replies.values()];
+    this.#replies.clear();
+    for (const reply of replies) reply.fail();
   }
 
   #box(sessionId: string): Mailbox {

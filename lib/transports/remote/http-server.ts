@@ -84,18 +84,9 @@ export class HttpStreamServer {
   }
 
   async #post(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    if (mediaType(request.headers['content-type']) !== JSON_CONTENT_TYPE) return text(response, 415, 'Unsupported Media Type');
-    const body = await readLimited(request, this.#options.maxPayload ?? DEFAULT_MAX_PAYLOAD);
-    if (body === undefined) return text(response, 413, 'Payload Too Large');
-    let value: unknown;
-    try {
-      value = JSON.parse(body.toString('utf8'));
-    } catch {
-      return text(response, 400, 'Invalid JSON');
-    }
-    if (Array.isArray(value)) return json(response, 400, BATCH_REFUSAL);
-    if (typeof value !== 'object' || value === null) return text(response, 400, 'Invalid JSON-RPC message');
-    const message = value as RoutedMessage;
+    const posted = await readPostedMessage(request, response, this.#options.maxPayload);
+    if (posted === undefined) return;
+    const { message, body } = posted;
     const connectionId = header(request, HEADER_CONNECTION_ID);
     if (isRequest(message) && message.method === 'initialize') {
       if (connectionId !== undefined) return text(response, 400, 'Initialize not allowed on existing connection');
@@ -178,7 +169,33 @@ export class HttpStreamServer {
   }
 }
 
-function header(request: IncomingMessage, name: string): string | undefined {
+/**
+ * Reads a POST's body as one JSON-RPC message object; answers what is not one (415, 413, 400, as
+ * the SDK's server) and then resolves `undefined`.
+ *
+ * @internal
+ */
+export async function readPostedMessage(
+  request: IncomingMessage,
+  response: ServerResponse,
+  maxPayload = DEFAULT_MAX_PAYLOAD,
+): Promise<{ message: RoutedMessage; body: Buffer } | undefined> {
+  if (mediaType(request.headers['content-type']) !== JSON_CONTENT_TYPE) return void text(response, 415, 'Unsupported Media Type');
+  const body = await readLimited(request, maxPayload);
+  if (body === undefined) return void text(response, 413, 'Payload Too Large');
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch {
+    return void text(response, 400, 'Invalid JSON');
+  }
+  if (Array.isArray(value)) return void json(response, 400, BATCH_REFUSAL);
+  if (typeof value !== 'object' || value === null) return void text(response, 400, 'Invalid JSON-RPC message');
+  return { message: value as RoutedMessage, body };
+}
+
+/** A request header's (first) value. @internal */
+export function header(request: IncomingMessage, name: string): string | undefined {
   const value = request.headers[name.toLowerCase()];
   return Array.isArray(value) ? value[0] : value;
 }
@@ -187,11 +204,13 @@ function mediaType(contentType: string | undefined): string {
   return (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();
 }
 
-function text(response: ServerResponse, status: number, body: string): void {
+/** Ends a response with a status and a short text body. @internal */
+export function text(response: ServerResponse, status: number, body: string): void {
   response.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(body) }).end(body);
 }
 
-function json(response: ServerResponse, status: number, body: string): void {
+/** Ends a response with a status and a JSON body. @internal */
+export function json(response: ServerResponse, status: number, body: string): void {
   response.writeHead(status, { 'Content-Type': JSON_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(body) }).end(body);
 }
 

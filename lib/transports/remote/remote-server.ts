@@ -12,6 +12,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Connection } from '../../connection/connection';
 import { defaultLogger } from '../../support/logger';
+import { HttpPathServer, connectionIdInPath } from './http-path-server';
 import { HttpStreamServer, HEADER_CONNECTION_ID, type HttpServerLimits } from './http-server';
 import {
   DEFAULT_HOST,
@@ -79,7 +80,10 @@ export interface RemoteClientInfo {
   readonly transport: RemoteTransport;
   /** The request that opened it: the WebSocket upgrade, or the Streamable HTTP `initialize` POST. */
   readonly request: IncomingMessage;
-  /** A fresh UUID; sent as `Acp-Connection-Id` (in the 101 response too). */
+  /**
+   * A fresh UUID, sent as `Acp-Connection-Id` (in the 101 response too); or, for a Streamable HTTP
+   * client that names its connection in the URL path (`PATH/<id>`), that id.
+   */
   readonly connectionId: string;
 }
 
@@ -207,8 +211,9 @@ export function serveRemoteClients(
     if (info.transport === 'http') stream.once('idle', () => void client.closeIdle());
     onClient(stream, info, client);
   };
+  const admitHttp = (request: IncomingMessage): boolean => admitClient(request) !== undefined;
   const http = transportsOf(options).includes('http')
-    ? new HttpStreamServer(options, onStream, (request) => admitClient(request) !== undefined)
+    ? { headers: new HttpStreamServer(options, onStream, admitHttp), path: new HttpPathServer(options, onStream, admitHttp) }
     : undefined;
   const server = remoteHttpServer(options, http, admitClient, onStream);
   return listenOn(server, options).then(() => remoteListener(server, options, pool, http));
@@ -244,10 +249,19 @@ function transportsOf(options: RemoteServerOptions): readonly RemoteTransport[] 
   return options.transports ?? ['websocket', 'http'];
 }
 
+/**
+ * The Streamable HTTP sides of a server, one per dialect: `headers` answers `PATH` (the connection
+ * named by `Acp-Connection-Id`, as the SDK), `path` answers `PATH/<id>` (as acp-http-client).
+ */
+interface HttpSides {
+  readonly headers: HttpStreamServer;
+  readonly path: HttpPathServer;
+}
+
 /** The HTTP server: Streamable HTTP requests to `http`, WebSocket upgrades to a `ws` server; both behind the access checks. */
 function remoteHttpServer(
   options: RemoteServerOptions,
-  http: HttpStreamServer | undefined,
+  http: HttpSides | undefined,
   admitClient: (request: IncomingMessage) => PooledClient | undefined,
   onStream: (stream: Duplex, info: RemoteClientInfo) => void,
 ): Server {
@@ -258,8 +272,11 @@ function remoteHttpServer(
     ? createTlsServer({ cert: options.tls.cert, key: options.tls.key, passphrase: options.tls.passphrase })
     : createServer();
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    if (!admit(request, response, options, path)) return;
-    if (http) return http.handle(request, response);
+    // A connection id in the path is the second dialect's: telling them apart needs nothing else.
+    const connectionId = http ? connectionIdInPath(pathOf(request.url), path) : undefined;
+    if (!admit(request, response, options, connectionId === undefined ? path : pathOf(request.url))) return;
+    if (connectionId !== undefined) return http!.path.handle(request, response, connectionId);
+    if (http) return http.headers.handle(request, response);
     refuse(response, 426, 'Upgrade Required: this server speaks WebSocket only');
   });
   server.on('upgrade', (request: IncomingMessage, socket: Socket, head: Buffer) => {
@@ -288,19 +305,15 @@ function listenOn(server: Server, options: RemoteServerOptions): Promise<void> {
 }
 
 /** The listener of a listening server: its URLs, its clients, and its close. */
-function remoteListener(
-  server: Server,
-  options: RemoteServerOptions,
-  pool: ClientPool,
-  http: HttpStreamServer | undefined,
-): RemoteListener {
+function remoteListener(server: Server, options: RemoteServerOptions, pool: ClientPool, http: HttpSides | undefined): RemoteListener {
   const host = options.host ?? DEFAULT_HOST;
   const path = options.path ?? DEFAULT_PATH;
   const port = (server.address() as AddressInfo).port;
   const authority = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   const close = async (): Promise<void> => {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    http?.close();
+    http?.headers.close();
+    http?.path.close();
     // Each client's connection first (its queued answers are flushed), then its stream.
     await pool.close();
     server.closeAllConnections();
