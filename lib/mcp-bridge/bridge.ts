@@ -7,9 +7,11 @@
  */
 import { join } from 'node:path';
 import { isProtocolVersion, type AcpVersion } from '../acp/negotiation';
+import { SESSION_CANCEL_METHOD, SESSION_NEW_METHOD } from '../acp/methods';
 import type { ProxyComponent } from '../chain/proxy';
 import { sendProxiedMessageTo } from '../chain/forwarding';
-import type { JsonObject } from '../jsonrpc/message';
+import type { MessageTarget } from '../chain/successor';
+import type { JsonObject, NotificationMessage } from '../jsonrpc/message';
 import { INITIALIZE_METHOD } from '../jsonrpc/protocol';
 import type { Responder } from '../requests/responder';
 import { McpCaller } from '../mcp/caller';
@@ -25,7 +27,8 @@ import {
   type McpBridgeTransport,
   type McpRelayCommand,
 } from './declarations';
-import { McpHttpEndpoint } from './endpoint';
+import { McpHttpEndpoint, type BridgedServer } from './endpoint';
+import { AcpSessionRoutes, SESSION_CLOSE_METHOD, sessionIdOf } from './session-routes';
 
 /** The ACP requests whose `mcpServers` the bridge rewrites. */
 export const MCP_BRIDGE_SESSION_METHODS: readonly string[] = Object.freeze(['session/new', 'session/load', 'session/resume']);
@@ -68,7 +71,12 @@ export function defaultRelayCommand(): McpRelayCommand {
  *   `session/resume` become `http` servers on a loopback endpoint the bridge owns (`127.0.0.1`, a
  *   random path and secret per declared server, sent as `Authorization: Bearer`), or `stdio`
  *   servers running `acp-wire mcp-stdio` with the URL and secret in their environment. Other
- *   entries pass unchanged. The endpoint starts with the first such request.
+ *   entries pass unchanged. The endpoint starts with the first such request. Each ACP session gets
+ *   its own route per server (`session/load` and `session/resume` of that session get the same one).
+ * - A `session/cancel` is forwarded unchanged, then that session's MCP requests in flight are
+ *   cancelled (`$/cancel_request` toward the provider, `-32800` to the agent's MCP client), whether
+ *   or not the agent cancels them itself; other sessions' requests go on. `session/close` does the
+ *   same, and frees the session's routes once the agent answered it.
  * - The endpoint speaks MCP revisions 2024-11-05 to 2025-11-25 (it answers `initialize`, `ping` and
  *   `notifications/initialized` itself, with `Mcp-Session-Id` sessions) and stateless 2026-07-28.
  *   Every other MCP request becomes an `mcp/message` toward the client direction; see
@@ -88,6 +96,7 @@ export class McpBridge {
   #mode: McpBridgeMode = 'pending';
   #version: AcpVersion = 1;
   #endpoint: Promise<McpHttpEndpoint> | undefined;
+  readonly #routes = new AcpSessionRoutes();
   #closed: Promise<void> | undefined;
   readonly #whenClosed: Promise<void>;
   #markClosed!: () => void;
@@ -156,21 +165,97 @@ export class McpBridge {
     logLazily(this.proxy.connection.logger, 'debug', () => `MCP-over-ACP bridge: ${this.#mode}`);
     if (!transport) return result;
     this.proxy.onClientNotification(MCP_MESSAGE_METHOD, (notification) => this.#caller.handleNotification(notification));
+    this.proxy.onClientNotification(SESSION_CANCEL_METHOD, (params, message) => this.#cancelSession(params, message));
+    this.proxy.onClientRequest(SESSION_CLOSE_METHOD, (params, responder) => this.#closeSession(params, responder));
     return withAcpMcpTransport(version, result as JsonObject);
   }
 
   #sessionRequest(method: string, params: unknown, responder: Responder): unknown {
     const isBridging = this.#mode === 'http' || this.#mode === 'stdio';
     if (!isBridging || !declaresAcpServer(params)) return sendProxiedMessageTo(this.proxy.successor, params, responder, method);
-    return rewriteMcpServers(params as JsonObject, (declaration) => this.#declare(declaration)).then((rewritten) =>
-      sendProxiedMessageTo(this.proxy.successor, rewritten, responder, method),
+    // session/load and session/resume name their session; session/new learns it from the answer.
+    const sessionId = method === SESSION_NEW_METHOD ? undefined : sessionIdOf(params);
+    const declared: BridgedServer[] = [];
+    const rewriting = rewriteMcpServers(params as JsonObject, (declaration) => this.#declare(declaration, sessionId, declared));
+    return rewriting.then((rewritten) => {
+      if (sessionId !== undefined) this.#routes.bind(sessionId, declared);
+      const target =
+        method === SESSION_NEW_METHOD
+          ? this.#watchAnswer(
+              (result) => this.#bindNewSession(result, declared),
+              () => void this.#unserve(declared),
+            )
+          : this.proxy.successor;
+      sendProxiedMessageTo(target, rewritten, responder, method);
+    });
+  }
+
+  /** The route of a declared server in a session: the session's own (a load or resume), else a new one. */
+  async #declare(declaration: McpServerDeclaration, sessionId: string | undefined, declared: BridgedServer[]): Promise<JsonObject> {
+    const endpoint = await this.#startEndpoint();
+    const known = sessionId === undefined ? undefined : this.#routes.get(sessionId, declaration.serverId);
+    const server = known ?? endpoint.serve(declaration.serverId, declaration.name);
+    declared.push(server);
+    if (this.#mode === 'http') return httpDeclaration(declaration, server);
+    return stdioDeclaration(declaration, server, this.#options.relayCommand ?? defaultRelayCommand(), this.#version);
+  }
+
+  #bindNewSession(result: unknown, declared: readonly BridgedServer[]): void {
+    const sessionId = sessionIdOf(result);
+    if (sessionId !== undefined) this.#routes.bind(sessionId, declared);
+  }
+
+  /** The successor, with `onResult` or `onError` called on the answer of the one request sent to it. */
+  #watchAnswer(onResult: (result: unknown) => void, onError: () => void): MessageTarget {
+    const successor = this.proxy.successor;
+    return {
+      sendRequest: (method, params, options) => {
+        const sent = successor.sendRequest(method, params, options);
+        sent.then(onResult, onError);
+        return sent;
+      },
+      sendNotification: (method, params) => successor.sendNotification(method, params),
+    };
+  }
+
+  /**
+   * `session/cancel` goes on to the agent unchanged; then the session's MCP requests in flight are
+   * cancelled, since an agent may leave them running (codex-acp does).
+   */
+  #cancelSession(params: unknown, message: NotificationMessage): void {
+    sendProxiedMessageTo(this.proxy.successor, params, message);
+    const sessionId = sessionIdOf(params);
+    if (sessionId !== undefined) void this.#cancelRequests(sessionId, this.#routes.of(sessionId));
+  }
+
+  /** `session/close`: the session's MCP requests are cancelled at once, its routes freed once the agent closed it. */
+  #closeSession(params: unknown, responder: Responder): void {
+    const sessionId = sessionIdOf(params);
+    const target =
+      sessionId === undefined
+        ? this.proxy.successor
+        : this.#watchAnswer(
+            () => void this.#unserve(this.#routes.forget(sessionId)),
+            () => undefined,
+          );
+    sendProxiedMessageTo(target, params, responder, SESSION_CLOSE_METHOD);
+    if (sessionId !== undefined) void this.#cancelRequests(sessionId, this.#routes.of(sessionId));
+  }
+
+  async #cancelRequests(sessionId: string, servers: readonly BridgedServer[]): Promise<void> {
+    const endpoint = servers.length === 0 ? undefined : await this.#endpoint?.catch(() => undefined);
+    if (!endpoint) return;
+    const cancelled = servers.reduce((count, server) => count + endpoint.cancelRequests(server), 0);
+    logLazily(
+      this.proxy.connection.logger,
+      'debug',
+      () => `MCP-over-ACP bridge: session ${sessionId} stopped, ${cancelled} MCP requests cancelled`,
     );
   }
 
-  async #declare(declaration: McpServerDeclaration): Promise<JsonObject> {
-    const server = (await this.#startEndpoint()).serve(declaration.serverId, declaration.name);
-    if (this.#mode === 'http') return httpDeclaration(declaration, server);
-    return stdioDeclaration(declaration, server, this.#options.relayCommand ?? defaultRelayCommand(), this.#version);
+  async #unserve(servers: readonly BridgedServer[]): Promise<void> {
+    const endpoint = servers.length === 0 ? undefined : await this.#endpoint?.catch(() => undefined);
+    for (const server of servers) endpoint?.unserve(server);
   }
 
   #startEndpoint(): Promise<McpHttpEndpoint> {

@@ -39,14 +39,20 @@ export interface McpHttpEndpointOptions {
   logger: Logger;
 }
 
+/** A route the endpoint serves: its server, and the MCP requests it is forwarding. @internal */
+export interface ServedRoute {
+  readonly server: BridgedServer;
+  /** Aborts each MCP request of the route in flight (sessions' and stateless ones alike). */
+  readonly inFlight: Set<AbortController>;
+}
+
 const ROUTE_PREFIX = '/mcp/';
 
 /** A loopback MCP endpoint. @internal */
 export class McpHttpEndpoint {
   readonly #server: Server;
   readonly #options: McpHttpEndpointOptions;
-  readonly #byRoute = new Map<string, BridgedServer>();
-  readonly #byServerId = new Map<string, BridgedServer>();
+  readonly #byRoute = new Map<string, ServedRoute>();
   readonly #sessions = new McpSessions();
   readonly #port: number;
   #closed: Promise<void> | undefined;
@@ -82,10 +88,8 @@ export class McpHttpEndpoint {
     return this.#port;
   }
 
-  /** The route of a declared server: made on first use (fresh path and secret), the same after. */
+  /** A new route for a declared server: a fresh random path and secret, on every call. */
   serve(serverId: string, name: string): BridgedServer {
-    const known = this.#byServerId.get(serverId);
-    if (known) return known;
     const route = randomUUID();
     const server: BridgedServer = {
       serverId,
@@ -94,9 +98,28 @@ export class McpHttpEndpoint {
       secret: newSecret(),
       url: `http://127.0.0.1:${this.#port}${ROUTE_PREFIX}${route}`,
     };
-    this.#byRoute.set(route, server);
-    this.#byServerId.set(serverId, server);
+    this.#byRoute.set(route, { server, inFlight: new Set() });
     return server;
+  }
+
+  /** Stops serving a route: its MCP sessions end and its requests in flight are cancelled. */
+  unserve(server: BridgedServer): void {
+    if (!this.#byRoute.delete(server.route)) return;
+    this.#sessions.endRoute(server.route);
+    this.cancelRequests(server);
+  }
+
+  /**
+   * Cancels the MCP requests in flight on a route, as if their clients had cancelled them: each
+   * `mcp/message` gets its `$/cancel_request`, each client a `-32800` answer. The route and its
+   * MCP sessions stay. Answers how many were cancelled.
+   */
+  cancelRequests(server: BridgedServer): number {
+    const inFlight = this.#byRoute.get(server.route)?.inFlight;
+    if (!inFlight) return 0;
+    const controllers = [...inFlight];
+    for (const controller of controllers) controller.abort();
+    return controllers.length;
   }
 
   /** Stops listening, ends every session (cancelling its requests) and drops every connection. Idempotent. */
@@ -110,18 +133,18 @@ export class McpHttpEndpoint {
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const server = this.#admit(req, res);
-    if (!server) return;
-    if (req.method === 'POST') return new McpPost(req, res, server, this.#sessions, this.#options).run();
+    const route = this.#admit(req, res);
+    if (!route) return;
+    if (req.method === 'POST') return new McpPost(req, res, route, this.#sessions, this.#options).run();
     req.resume();
-    if (req.method === 'DELETE') return this.#endSession(req, res, server);
+    if (req.method === 'DELETE') return this.#endSession(req, res, route.server);
     sendHttpError(res, 405, null, -32600, 'Method not allowed: this endpoint takes POST (and DELETE to end a session)', {
       allow: 'POST, DELETE',
     });
   }
 
-  /** The server a request is for, once Host, Origin, route and secret are right; else answered. */
-  #admit(req: IncomingMessage, res: ServerResponse): BridgedServer | undefined {
+  /** The route a request is for, once Host, Origin, route and secret are right; else answered. */
+  #admit(req: IncomingMessage, res: ServerResponse): ServedRoute | undefined {
     const refuse = (status: number, message: string, headers = {}): undefined => {
       req.resume();
       sendHttpError(res, status, null, -32600, message, headers);
@@ -130,12 +153,12 @@ export class McpHttpEndpoint {
     if (!isLoopbackHost(req.headers.host, this.#port)) return refuse(403, 'Forbidden: the Host header must name this loopback endpoint');
     if (!isAllowedOrigin(req.headers.origin)) return refuse(403, 'Forbidden: requests from this Origin are refused');
     const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
-    const server = path.startsWith(ROUTE_PREFIX) ? this.#byRoute.get(path.slice(ROUTE_PREFIX.length)) : undefined;
-    if (!server) return refuse(404, 'Not found: no MCP server at this path');
-    if (!isSameSecret(server.secret, bearerTokenOf(req.headers.authorization))) {
+    const route = path.startsWith(ROUTE_PREFIX) ? this.#byRoute.get(path.slice(ROUTE_PREFIX.length)) : undefined;
+    if (!route) return refuse(404, 'Not found: no MCP server at this path');
+    if (!isSameSecret(route.server.secret, bearerTokenOf(req.headers.authorization))) {
       return refuse(401, 'Unauthorized: this MCP server needs the bearer token of its declaration', { 'www-authenticate': 'Bearer' });
     }
-    return server;
+    return route;
   }
 
   #endSession(req: IncomingMessage, res: ServerResponse, server: BridgedServer): void {

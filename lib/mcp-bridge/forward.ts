@@ -28,6 +28,8 @@ export interface McpForward {
   readonly reply: McpHttpReply;
   /** The client's requests in flight, for `notifications/cancelled` (a session's), if any. */
   readonly active: Map<string, AbortController> | undefined;
+  /** The route's requests in flight (what a `session/cancel` of its ACP session aborts). */
+  readonly inFlight: Set<AbortController>;
 }
 
 /** The JSON-RPC code an MCP client gets for a request that was cancelled. */
@@ -38,17 +40,19 @@ const REQUEST_CANCELLED = -32800;
  *
  * @remarks
  * The `mcp/message` gets a fresh `requestId`, the same on every hop. When the client goes away
- * (closes the HTTP request) or cancels it (`notifications/cancelled`), the `mcp/message` is
+ * (closes the HTTP request), cancels it (`notifications/cancelled`), or the bridge cancels the
+ * route's requests (a `session/cancel` of its ACP session), the `mcp/message` is
  * cancelled on this hop (`$/cancel_request` with its outer id) and a result that arrives later is
  * dropped; a client still connected gets a `-32800` answer at once. Resolves once answered; never
  * rejects.
  */
 export async function forwardMcpRequest(forward: McpForward): Promise<void> {
-  const { reply, active, id } = forward;
+  const { reply, active, inFlight, id } = forward;
   const controller = new AbortController();
   reply.onAbandoned(() => controller.abort());
   const key = requestKey(id);
   active?.set(key, controller);
+  inFlight.add(controller);
   const cancelled = new Promise<undefined>((resolve) =>
     controller.signal.addEventListener('abort', () => resolve(undefined), { once: true }),
   );
@@ -69,6 +73,7 @@ export async function forwardMcpRequest(forward: McpForward): Promise<void> {
     reply.finish(response && !controller.signal.aborted ? response : mcpErrorResponse(id, REQUEST_CANCELLED, 'Request cancelled'));
   } finally {
     if (active?.get(key) === controller) active.delete(key);
+    inFlight.delete(controller);
   }
 }
 

@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { validKindOf, type JsonObject, type RequestId } from '../jsonrpc/message';
 import { MCP_META_CLIENT_CAPABILITIES, MCP_META_CLIENT_INFO, MCP_META_PROTOCOL_VERSION, MCP_PROTOCOL_VERSION } from '../mcp/protocol';
-import type { BridgedServer, McpHttpEndpointOptions } from './endpoint';
+import type { BridgedServer, McpHttpEndpointOptions, ServedRoute } from './endpoint';
 import { bindingErrorResponse, forwardMcpRequest } from './forward';
 import { clientHandshakeOf, initializeResult } from './handshake';
 import {
@@ -37,13 +37,15 @@ export class McpPost {
   readonly #req: IncomingMessage;
   readonly #res: ServerResponse;
   readonly #server: BridgedServer;
+  readonly #inFlight: Set<AbortController>;
   readonly #sessions: McpSessions;
   readonly #options: McpHttpEndpointOptions;
 
-  constructor(req: IncomingMessage, res: ServerResponse, server: BridgedServer, sessions: McpSessions, options: McpHttpEndpointOptions) {
+  constructor(req: IncomingMessage, res: ServerResponse, route: ServedRoute, sessions: McpSessions, options: McpHttpEndpointOptions) {
     this.#req = req;
     this.#res = res;
-    this.#server = server;
+    this.#server = route.server;
+    this.#inFlight = route.inFlight;
     this.#sessions = sessions;
     this.#options = options;
   }
@@ -75,6 +77,7 @@ export class McpPost {
       params: session ? withSessionMeta(posted.params, session) : posted.params,
       reply,
       active: session?.active,
+      inFlight: this.#inFlight,
     });
   }
 

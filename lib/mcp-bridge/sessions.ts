@@ -52,6 +52,11 @@ export class McpSessions {
     return true;
   }
 
+  /** Ends every session of a route. */
+  endRoute(route: string): void {
+    for (const session of [...this.#sessions.values()]) if (session.route === route) this.end(session);
+  }
+
   /** Ends every session. */
   endAll(): void {
     for (const session of [...this.#sessions.values()]) this.end(session);

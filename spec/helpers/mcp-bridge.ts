@@ -10,6 +10,7 @@ import {
   McpBridge,
   McpProvider,
   ProxyComponent,
+  RpcError,
   createConnectionPair,
   type Connection,
   type JsonObject,
@@ -43,19 +44,36 @@ export function fakeInitializeResult({ version, transports }: FakeAgentOptions):
   return { protocolVersion: 2, capabilities: { session: { mcp } }, agentInfo: { name: 'fake-agent', version: '1.0.0' } };
 }
 
-/** The session requests a fake agent received, by method. */
-export type ReceivedSessions = Record<'session/new' | 'session/load' | 'session/resume', JsonObject[]>;
+/** The session messages a fake agent received, by method. */
+export type ReceivedSessions = Record<'session/new' | 'session/load' | 'session/resume' | 'session/close' | 'session/cancel', JsonObject[]>;
 
-/** Answers `initialize` and the session requests on `agent`, recording their params. */
+/** A `cwd` that makes the fake agent refuse `session/new`. */
+export const REFUSED_CWD = '/refused';
+
+/**
+ * Answers `initialize` and the session requests on `agent`, recording their params (and the
+ * `session/cancel` notifications). `session/new` answers `s-1`, `s-2`, … in order, and an error
+ * for the cwd {@link REFUSED_CWD}.
+ */
 export function serveFakeAgent(agent: Connection, options: FakeAgentOptions): ReceivedSessions {
-  const received: ReceivedSessions = { 'session/new': [], 'session/load': [], 'session/resume': [] };
+  const received: ReceivedSessions = {
+    'session/new': [],
+    'session/load': [],
+    'session/resume': [],
+    'session/close': [],
+    'session/cancel': [],
+  };
   agent.onRequest('initialize', () => fakeInitializeResult(options));
-  for (const method of Object.keys(received) as (keyof ReceivedSessions)[]) {
+  let sessions = 0;
+  for (const method of ['session/new', 'session/load', 'session/resume', 'session/close'] as const) {
     agent.onRequest(method, (params) => {
       received[method].push(params as JsonObject);
-      return method === 'session/new' ? { sessionId: 's-1' } : {};
+      if (method !== 'session/new') return {};
+      if ((params as { cwd?: unknown }).cwd === REFUSED_CWD) throw new RpcError(-32602, 'refused');
+      return { sessionId: `s-${++sessions}` };
     });
   }
+  agent.onNotification('session/cancel', (params) => void received['session/cancel'].push(params as JsonObject));
   return received;
 }
 
@@ -93,6 +111,24 @@ function toolsHandler(calls: McpRequestContext[]): McpRequestHandler {
     }
     return { result: { content: [{ type: 'text', text: `echo ${String(args.text)}` }] } };
   };
+}
+
+/**
+ * Resolves with the context of the next call of the `tools` handler that `matches` (a call already
+ * made counts): an event-driven wait on {@link BridgeChain.calls}.
+ */
+export function callStarted(chain: BridgeChain, matches: (context: McpRequestContext) => boolean): Promise<McpRequestContext> {
+  const made = chain.calls.find(matches);
+  if (made) return Promise.resolve(made);
+  return new Promise((resolve) => {
+    const calls = chain.calls;
+    const push = calls.push.bind(calls);
+    calls.push = (...items: McpRequestContext[]) => {
+      const found = items.find(matches);
+      if (found) resolve(found);
+      return push(...items);
+    };
+  });
 }
 
 /** Starts the chain, with the bridge's options and the fake agent's. */
