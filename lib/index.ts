@@ -167,7 +167,8 @@ export type {
   RemoteTlsOptions,
   RemoteTransport,
 } from './transports/remote/remote-server';
-export { DEFAULT_HOST, DEFAULT_MAX_PAYLOAD, DEFAULT_PATH, RETRY_AFTER_SECONDS, isLoopbackHost } from './transports/remote/limits';
+export { DEFAULT_MAX_PAYLOAD, DEFAULT_PATH, RETRY_AFTER_SECONDS } from './transports/remote/limits';
+export { DEFAULT_HOST, isLoopbackHost } from './server/loopback';
 export type { AccessOptions } from './transports/remote/limits';
 export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS } from './transports/remote/heartbeat';
 export type { HeartbeatOptions } from './transports/remote/heartbeat';

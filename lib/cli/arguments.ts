@@ -6,7 +6,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { AcpWireError } from '../jsonrpc/errors';
-import { isLoopbackHost } from '../transports/remote/limits';
+import { isLoopbackHost } from '../server/loopback';
 
 /** Bad usage of the command line: printed as one line, exit code 2. */
 export class UsageError extends AcpWireError {

@@ -16,7 +16,7 @@ import { describeThrown } from '../jsonrpc/errors';
 import type * as BridgeComponentModule from '../mcp-bridge/component';
 import { createStderrLogger, defaultLogger, type Logger } from '../support/logger';
 import type { ConductorTraceOptions } from '../chain/conductor-trace';
-import { DEFAULT_HOST } from '../transports/remote/limits';
+import { DEFAULT_HOST } from '../server/loopback';
 import { connectStdio } from '../transports/stdio';
 import { isPeerUrl } from '../transports/url';
 import {

@@ -11,7 +11,8 @@ import { splitCommandLine } from '../chain/command-line';
 import { createStderrLogger, defaultLogger } from '../support/logger';
 import { spawnProcessTree, type ProcessTree } from '../transports/child-process';
 import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from '../transports/remote/http-idle';
-import { DEFAULT_HOST, DEFAULT_PATH, checkPath, isLoopbackHost } from '../transports/remote/limits';
+import { DEFAULT_HOST, isLoopbackHost } from '../server/loopback';
+import { DEFAULT_PATH, checkPath } from '../transports/remote/limits';
 import { listenRemoteStreams, type RemoteClientInfo, type RemoteTlsOptions } from '../transports/remote/remote-server';
 import {
   UsageError,

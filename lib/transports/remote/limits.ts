@@ -6,11 +6,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { isIPv4, isIPv6 } from 'node:net';
 import { DEFAULT_MAX_LINE_BYTES } from '../../framing/ndjson';
-
-/** Servers bind this address unless a `host` is given: only this machine can connect. */
-export const DEFAULT_HOST = '127.0.0.1';
+import { isLoopbackHost } from '../../server/loopback';
 
 /** The path the network servers answer on unless a `path` is given. */
 export const DEFAULT_PATH = '/acp';
@@ -113,21 +110,6 @@ export function checkAccessOptions(options: AccessOptions): void {
   if (token !== undefined && (typeof token !== 'string' || token.length === 0 || /\s/.test(token))) {
     throw new TypeError('token must be a non-empty string without whitespace');
   }
-}
-
-/**
- * Whether `host` is reachable from this machine only: `localhost`, an IPv4 address in
- * `127.0.0.0/8`, `::1`, or an IPv4-mapped `::ffff:127.x.x.x`. Any other name, and the wildcards
- * `0.0.0.0` and `::`, count as reachable from other machines (a name may resolve to anything).
- */
-export function isLoopbackHost(host: string): boolean {
-  const name = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
-  if (name === 'localhost' || name === 'localhost.') return true;
-  if (isIPv4(name)) return name.startsWith('127.');
-  if (!isIPv6(name)) return false;
-  // The URL parser writes an IPv6 address in its one canonical form (`::ffff:127.0.0.1` as `::ffff:7f00:1`).
-  const canonical = new URL(`http://[${name}]/`).hostname.slice(1, -1);
-  return canonical === '::1' || /^::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}$/.test(canonical);
 }
 
 /**

@@ -15,7 +15,6 @@ import { defaultLogger } from '../../support/logger';
 import { HttpPathServer, connectionIdInPath } from './http-path-server';
 import { HttpStreamServer, HEADER_CONNECTION_ID, type HttpServerLimits } from './http-server';
 import {
-  DEFAULT_HOST,
   DEFAULT_MAX_PAYLOAD,
   DEFAULT_PATH,
   RETRY_AFTER_SECONDS,
@@ -28,6 +27,7 @@ import {
   type AccessOptions,
 } from './limits';
 import { checkIdleTimeout, checkMaxCount, peerOf } from '../../server/bounds';
+import { DEFAULT_HOST } from '../../server/loopback';
 import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from './http-idle';
 import { ClientPool, type PooledClient } from '../../server/client-pool';
 import { checkRemoteOptions, remoteConnection, webSocketStream, type RemoteConnectionOptions } from './websocket';
