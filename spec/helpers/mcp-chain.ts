@@ -37,8 +37,8 @@ export interface McpChain {
 
 /** Options of {@link mcpChain}. */
 export interface McpChainOptions {
-  /** Adds handlers to the SDK's agent app before it connects (`session/new`, …). */
-  readonly configureAgent?: (app: acp.AgentApp) => acp.AgentApp;
+  /** Adds handlers to the SDK's agent app before it connects (`session/new`, …); `caller` is the chain's. */
+  readonly configureAgent?: (app: acp.AgentApp, caller: acp.McpOverAcpCaller) => acp.AgentApp;
 }
 
 /** Builds an {@link McpChain}; nothing is initialized yet. */
@@ -65,7 +65,7 @@ export function mcpChain(options: McpChainOptions = {}): McpChain {
     .agent({ name: 'sdk-agent' })
     .onRequest(acp.methods.agent.initialize, () => ({ protocolVersion: 1, agentCapabilities: {}, authMethods: [] }))
     .onNotification(acp.methods.agent.mcp.message, caller.handleNotification);
-  const agent = (options.configureAgent?.(app) ?? app).connect(agentHop.stream);
+  const agent = (options.configureAgent?.(app, caller) ?? app).connect(agentHop.stream);
   return {
     conductor,
     clientHop,

@@ -38,16 +38,13 @@ function libraryTools(onHang: (signal: AbortSignal) => void): McpServer {
   return server;
 }
 
-/** An SDK agent app's bridge: its caller's notifications registered, `session/new`'s servers adapted into `adapted`. */
-function withHttpBridge(app: acp.AgentApp, adapted: Deferred<unknown[]>): acp.AgentApp {
-  const caller = new acp.McpOverAcpCaller({ clientInfo: { name: 'sdk-http-agent', version: '1.0.0' } });
+/** Adds to an SDK agent app a `session/new` handler that adapts its servers with `caller`'s HTTP bridge into `adapted`. */
+function withHttpBridge(app: acp.AgentApp, caller: acp.McpOverAcpCaller, adapted: Deferred<unknown[]>): acp.AgentApp {
   const bridge = new McpOverAcpHttpBridge(caller);
-  return app
-    .onNotification(acp.methods.agent.mcp.message, caller.handleNotification)
-    .onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
-      adapted.resolve(await bridge.adaptServers(client, params.mcpServers));
-      return { sessionId: 'http-bridge' };
-    });
+  return app.onRequest(acp.methods.agent.session.new, async ({ params, client }) => {
+    adapted.resolve(await bridge.adaptServers(client, params.mcpServers));
+    return { sessionId: 'http-bridge' };
+  });
 }
 
 /** The adapted declaration named `name`. */
@@ -64,6 +61,14 @@ function mcpTraffic(reader: LineReader): { requests: { id: unknown }[]; cancels:
     requests: messages.filter((m) => m.method === 'mcp/message' && m.id !== undefined) as { id: unknown }[],
     cancels: messages.filter((m) => m.method === '$/cancel_request'),
   };
+}
+
+/** The `proxy/successor` requests among `reader`'s lines that carry an `mcp/message`. */
+function enveloped(reader: LineReader): { id: unknown }[] {
+  const messages = reader.messages as { id?: unknown; method?: string; params?: { method?: string } }[];
+  return messages.filter((m) => m.id !== undefined && m.method === 'proxy/successor' && m.params?.method === 'mcp/message') as {
+    id: unknown;
+  }[];
 }
 
 describe("The official ACP SDK's McpOverAcpHttpBridge in front of acp-wire", () => {
@@ -83,7 +88,9 @@ describe("The official ACP SDK's McpOverAcpHttpBridge in front of acp-wire", () 
       tools = mcpServerHandler(() => libraryTools(hung.resolve));
       const registration = provider.register({ name: 'wire-tools', serverId: 'wire-tools', handler: tools.handler });
       const adapted = deferred<unknown[]>();
-      handle = withHttpBridge(acp.agent({ name: 'sdk-http-agent' }), adapted).connect(hop.stream);
+      const caller = new acp.McpOverAcpCaller({ clientInfo: { name: 'sdk-http-agent', version: '1.0.0' } });
+      const app = acp.agent({ name: 'sdk-http-agent' }).onNotification(acp.methods.agent.mcp.message, caller.handleNotification);
+      handle = withHttpBridge(app, caller, adapted).connect(hop.stream);
       const other = { name: 'other', command: 'x', args: [], env: [] };
       await hop.connection.sendRequest('session/new', {
         cwd: '/',
@@ -168,6 +175,60 @@ describe("The official ACP SDK's McpOverAcpHttpBridge in front of acp-wire", () 
       expect(cancel).to.deep.equal({ jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: request!.id } });
       const answer = await hop.fromWire.findMessage((m) => 'id' in m && m.id === request!.id && !('method' in m));
       expect(answer).to.have.nested.property('error.code', -32800);
+    });
+  });
+
+  describe('an SDK agent → Conductor → a passthrough proxy → a ProxyComponent serving the server (serveMcp)', () => {
+    let chain: McpChain;
+    let tools: McpServerHandler;
+    let hung: Deferred<AbortSignal>;
+    let endpoint: McpServerHttpDeclaration;
+
+    beforeEach(async () => {
+      const adapted = deferred<unknown[]>();
+      chain = mcpChain({ configureAgent: (app, caller) => withHttpBridge(app, caller, adapted) });
+      hung = deferred<AbortSignal>();
+      tools = mcpServerHandler(() => libraryTools(hung.resolve));
+      const registration = chain.proxyProvider.register({ name: 'proxy-tools', serverId: 'proxy-tools', handler: tools.handler });
+      // As a tool proxy does: every session opened through it gets its server.
+      chain.proxy1.onClientRequest<{ mcpServers: unknown[] }>('session/new', (params, responder) => {
+        chain.proxy1.successor
+          .sendRequest('session/new', { ...params, mcpServers: [...params.mcpServers, registration.declaration] })
+          .forwardResponseTo(responder);
+      });
+      await chain.initialize();
+      await chain.client.agent.request(acp.methods.agent.session.new, { cwd: '/', mcpServers: [] });
+      endpoint = httpServer(await adapted.promise, 'proxy-tools');
+    });
+    afterEach(async () => {
+      await tools.close();
+      await chain.close();
+    });
+
+    it("answers tools/call over HTTP from the proxy's server; the request stops at the proxy and validates", async () => {
+      const answer = await postMcp(endpoint, 1, 'tools/call', { name: 'echo', arguments: { text: 'via the chain' } }).answer;
+      expect(answer).to.deep.include({ status: 200, contentType: 'application/json' });
+      expect(answer.messages[0]).to.have.nested.property('result.content[0].text', 'via the chain');
+      const reached = chain.towardClient.map((reader) => mcpTraffic(reader).requests.length > 0 || enveloped(reader).length > 0);
+      expect(reached).to.deep.equal([true, true, true, true, false, false]);
+      expect(mcpSchemaErrors(chain.agentHop.fromSdk)).to.deep.equal([]);
+      expect(mcpAnswerErrors(chain.agentHop.fromSdk, chain.agentHop.fromWire)).to.deep.equal([]);
+    });
+
+    it("cancels hop by hop when the HTTP client goes away: each hop gets one $/cancel_request and the tool's signal aborts", async () => {
+      const exchange = postMcp(endpoint, 2, 'tools/call', { name: 'hang', arguments: {} });
+      exchange.answer.catch(() => undefined);
+      const signal = await hung.promise;
+      const aborted = new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+      exchange.request.destroy();
+      await aborted;
+      for (const reader of chain.towardClient.slice(0, 4)) {
+        await reader.findMessage((m) => 'method' in m && m.method === '$/cancel_request');
+        const [request] = [...mcpTraffic(reader).requests, ...enveloped(reader)];
+        expect(mcpTraffic(reader).cancels, reader.toString()).to.deep.equal([
+          { jsonrpc: '2.0', method: '$/cancel_request', params: { requestId: request!.id } },
+        ]);
+      }
     });
   });
 });
