@@ -35,8 +35,14 @@ export interface McpChain {
   close(): Promise<void>;
 }
 
+/** Options of {@link mcpChain}. */
+export interface McpChainOptions {
+  /** Adds handlers to the SDK's agent app before it connects (`session/new`, …); `caller` is the chain's. */
+  readonly configureAgent?: (app: acp.AgentApp, caller: acp.McpOverAcpCaller) => acp.AgentApp;
+}
+
 /** Builds an {@link McpChain}; nothing is initialized yet. */
-export function mcpChain(): McpChain {
+export function mcpChain(options: McpChainOptions = {}): McpChain {
   const clientHop = sdkHop();
   const proxy1Hop = tappedPair();
   const proxy2Hop = tappedPair();
@@ -55,11 +61,11 @@ export function mcpChain(): McpChain {
     .onRequest(acp.methods.client.mcp.message, sdkProvider.handleRequest)
     .connect(clientHop.stream);
   const caller = new acp.McpOverAcpCaller({ clientInfo: { name: 'sdk-agent', version: '1.0.0' } });
-  const agent = acp
+  const app = acp
     .agent({ name: 'sdk-agent' })
     .onRequest(acp.methods.agent.initialize, () => ({ protocolVersion: 1, agentCapabilities: {}, authMethods: [] }))
-    .onNotification(acp.methods.agent.mcp.message, caller.handleNotification)
-    .connect(agentHop.stream);
+    .onNotification(acp.methods.agent.mcp.message, caller.handleNotification);
+  const agent = (options.configureAgent?.(app, caller) ?? app).connect(agentHop.stream);
   return {
     conductor,
     clientHop,
