@@ -150,7 +150,15 @@ export { ComponentConnectionError } from './chain/url-components';
 export type { ChainComponent, ComponentRole, ComponentSource } from './chain/chain-component';
 export { CommandLineError, splitCommandLine } from './chain/command-line';
 export { ClientPool, ClientRefusedError, PooledClient } from './server/client-pool';
-export type { ClientPoolEvents, ClientPoolOptions, ClientTransport, DrainPoolOptions, DrainResult, PooledChain, RefusalCode } from './server/client-pool';
+export type {
+  ClientPoolEvents,
+  ClientPoolOptions,
+  ClientTransport,
+  DrainPoolOptions,
+  DrainResult,
+  PooledChain,
+  RefusalCode,
+} from './server/client-pool';
 export { LineWorkTracker, connectionWorkProbe } from './server/work-probe';
 export type { WorkProbe } from './server/work-probe';
 export { createConnectionPair } from './transports/pair';
