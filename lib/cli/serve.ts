@@ -137,6 +137,7 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
   } catch {
     throw new UsageError(`--path needs a path that starts with "/" and has no query, fragment or space, got ${JSON.stringify(path)}`);
   }
+  if (path === HEALTH_PATH) throw new UsageError(`--path cannot be ${HEALTH_PATH}: that path answers health probes`);
   const token = bearerTokenFromEnvironment();
   const insecureNoToken = values['insecure-no-token'] === true;
   checkExposure('--host', host, token, insecureNoToken);
