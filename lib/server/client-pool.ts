@@ -242,6 +242,8 @@ export class PooledClient {
  * - {@link ClientPool.admit} gives a new client a slot while fewer than `maxClients` are served,
  *   else emits `'refused'` with a {@link ClientRefusedError} and returns `undefined`: the
  *   transport then refuses the client its own way.
+ * - {@link ClientPool.drain} refuses new clients and closes each one once it has nothing in flight
+ *   (see {@link PooledClient.trackWork}), cutting the rest at its deadline.
  * - {@link ClientPool.close} refuses new clients, aborts {@link ClientPool.signal}, closes every
  *   client (chains first) and resolves once every client and chain is gone. It does not stop the
  *   transport's server from listening: the transport does.
