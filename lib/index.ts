@@ -150,7 +150,17 @@ export { ComponentConnectionError } from './chain/url-components';
 export type { ChainComponent, ComponentRole, ComponentSource } from './chain/chain-component';
 export { CommandLineError, splitCommandLine } from './chain/command-line';
 export { ClientPool, ClientRefusedError, PooledClient } from './server/client-pool';
-export type { ClientPoolEvents, ClientPoolOptions, ClientTransport, PooledChain, RefusalCode } from './server/client-pool';
+export type {
+  ClientPoolEvents,
+  ClientPoolOptions,
+  ClientTransport,
+  DrainPoolOptions,
+  DrainResult,
+  PooledChain,
+  RefusalCode,
+} from './server/client-pool';
+export { LineWorkTracker, connectionWorkProbe } from './server/work-probe';
+export type { WorkProbe } from './server/work-probe';
 export { createConnectionPair } from './transports/pair';
 export { connectStdio } from './transports/stdio';
 export { spawnConnection } from './transports/child-process';
@@ -159,9 +169,11 @@ export { DEFAULT_MAX_CONNECTIONS, connectTcp, listenTcp, socketConnection } from
 export type { TcpAddress, TcpListenOptions, TcpListener } from './transports/tcp';
 export { connectWebSocket } from './transports/remote/websocket';
 export type { ConnectWebSocketOptions, RemoteConnectionOptions } from './transports/remote/websocket';
-export { listenRemote, listenRemoteStreams } from './transports/remote/remote-server';
+export { DEFAULT_DRAIN_TIMEOUT_MS, HEALTH_PATH, listenRemote, listenRemoteStreams } from './transports/remote/remote-server';
 export type {
   RemoteClientInfo,
+  RemoteDrainOptions,
+  RemoteHealth,
   RemoteListener,
   RemoteServerOptions,
   RemoteTlsOptions,

@@ -13,7 +13,15 @@ import { spawnProcessTree, type ProcessTree } from '../transports/child-process'
 import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from '../transports/remote/http-idle';
 import { DEFAULT_HOST, isLoopbackHost } from '../server/loopback';
 import { DEFAULT_PATH, checkPath } from '../transports/remote/limits';
-import { listenRemoteStreams, type RemoteClientInfo, type RemoteTlsOptions } from '../transports/remote/remote-server';
+import { LineWorkTracker } from '../server/work-probe';
+import {
+  DEFAULT_DRAIN_TIMEOUT_MS,
+  HEALTH_PATH,
+  listenRemoteStreams,
+  type RemoteClientInfo,
+  type RemoteListener,
+  type RemoteTlsOptions,
+} from '../transports/remote/remote-server';
 import {
   UsageError,
   bearerTokenFromEnvironment,
@@ -29,6 +37,8 @@ import { report, type Subcommand } from './subcommand';
 const NAME = 'serve';
 const DEFAULT_MAX_CLIENTS = 16;
 const DEFAULT_KILL_TIMEOUT_MS = 2000;
+/** The exit code after a SIGTERM drain that had to cut clients still in a request at its deadline. */
+const EXIT_DRAIN_CUT = 3;
 
 const HELP = `usage: acp-wire serve [options] [--] "<agent command>"
 
@@ -54,6 +64,9 @@ options:
   --http-idle-timeout MS a Streamable HTTP client with no event stream open and no request for
                          this long has walked away: its connection is closed and its agent
                          ended, freeing its slot (default ${DEFAULT_HTTP_IDLE_TIMEOUT_MS}; 0: never)
+  --drain-timeout MS     after SIGTERM, how long clients with a request in flight (either way)
+                         may take to see it answered before they are cut (default
+                         ${DEFAULT_DRAIN_TIMEOUT_MS}; 0: at once)
   --kill-timeout MS      how long an agent may take to exit once its client has left (its stdin
                          is closed), before SIGTERM to its process tree, then SIGKILL as long
                          again (default ${DEFAULT_KILL_TIMEOUT_MS})
@@ -62,8 +75,17 @@ options:
 ACP_WIRE_TOKEN, when set, is the bearer token every client must send
 ("Authorization: Bearer <token>").
 
-exit codes: 130/143 after SIGINT/SIGTERM (every agent is ended first; a second signal kills
-them); 1 on a system error such as a port in use; 2 for bad usage.`;
+GET ${HEALTH_PATH} on the same port (no token needed) answers 200 "ready", or 503 "full" (at
+--max-clients) or "draining", for a load balancer.
+
+SIGTERM drains: new clients get 503 with Retry-After, health says "draining"; each client is
+closed (WebSocket close 1001) once it has no request in flight, an idle one at once; at
+--drain-timeout the rest are cut (a line on stderr says how many). SIGINT closes every client at
+once. A second signal kills every agent.
+
+exit codes: 0 after a SIGTERM drain that cut no client; ${EXIT_DRAIN_CUT} after one that cut some; 130 after
+SIGINT (every agent is ended first); 143 when a second signal, or a stop that hangs, kills the
+agents; 1 on a system error such as a port in use; 2 for bad usage.`;
 
 /** Parsed `serve` arguments. @internal */
 export interface ServeArgs {
@@ -73,6 +95,7 @@ export interface ServeArgs {
   allowedOrigins: string[];
   maxClients: number;
   httpIdleTimeoutMs: number;
+  drainTimeoutMs: number;
   killTimeoutMs: number;
   /** `ACP_WIRE_TOKEN`: the bearer token clients must send. */
   token: string | undefined;
@@ -99,6 +122,7 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
     'max-clients': { type: 'string' },
     'http-idle-timeout': { type: 'string' },
     'kill-timeout': { type: 'string' },
+    'drain-timeout': { type: 'string' },
     'insecure-no-token': { type: 'boolean' },
     'tls-cert': { type: 'string' },
     'tls-key': { type: 'string' },
@@ -113,6 +137,7 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
   } catch {
     throw new UsageError(`--path needs a path that starts with "/" and has no query, fragment or space, got ${JSON.stringify(path)}`);
   }
+  if (path === HEALTH_PATH) throw new UsageError(`--path cannot be ${HEALTH_PATH}: that path answers health probes`);
   const token = bearerTokenFromEnvironment();
   const insecureNoToken = values['insecure-no-token'] === true;
   checkExposure('--host', host, token, insecureNoToken);
@@ -123,6 +148,7 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
     allowedOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
     maxClients: parseDecimal('--max-clients', text('max-clients') ?? String(DEFAULT_MAX_CLIENTS), 'a number', 1, 65535),
     httpIdleTimeoutMs: parseMilliseconds('--http-idle-timeout', text('http-idle-timeout') ?? String(DEFAULT_HTTP_IDLE_TIMEOUT_MS)),
+    drainTimeoutMs: parseMilliseconds('--drain-timeout', text('drain-timeout') ?? String(DEFAULT_DRAIN_TIMEOUT_MS)),
     killTimeoutMs: parseMilliseconds('--kill-timeout', text('kill-timeout') ?? String(DEFAULT_KILL_TIMEOUT_MS)),
     token,
     insecureNoToken,
@@ -155,8 +181,11 @@ interface Agent extends StoppableProcess {
   readonly ended: Promise<void>;
 }
 
-/** Starts the agent for one client: bytes are bridged both ways, and each side's end ends the other. */
-function startAgent(stream: Duplex, info: RemoteClientInfo, args: ServeArgs): Agent {
+/**
+ * Starts the agent for one client: bytes are bridged both ways, and each side's end ends the other.
+ * Its requests in flight either way are counted on `work`, which a drain waits for.
+ */
+function startAgent(stream: Duplex, info: RemoteClientInfo, args: ServeArgs, work: LineWorkTracker): Agent {
   const name = `agent of ${info.transport} client ${info.connectionId}`;
   const [program, ...rest] = args.command;
   const tree = spawnProcessTree(program!, rest);
@@ -165,6 +194,9 @@ function startAgent(stream: Duplex, info: RemoteClientInfo, args: ServeArgs): Ag
   stream.on('error', (error) => report(NAME, `${info.transport} client ${info.connectionId}: ${error.message}`));
   stream.pipe(child.stdin!);
   child.stdout!.pipe(stream);
+  // After the pipes: an answer is written to the client before the drain sees its turn done.
+  stream.on('data', (chunk: Buffer | string) => work.fromClient(chunk));
+  child.stdout!.on('data', (chunk: Buffer) => work.toClient(chunk));
   let isClientGone = false;
   void tree.exited.then((exit) => {
     if (exit.error) report(NAME, `the agent (${args.command.join(' ')}) could not be started: ${exit.error.message}`);
@@ -207,9 +239,11 @@ export const serve: Subcommand = {
         logger: process.env.ACP_WIRE_LOG ? defaultLogger(NAME) : createStderrLogger({ level: 'warn', name: NAME }),
       },
       (stream, info) => {
-        const agent = startAgent(stream, info, args);
+        const work = new LineWorkTracker();
+        const agent = startAgent(stream, info, args, work);
         agents.add(agent);
         void agent.ended.then(() => agents.delete(agent));
+        return work;
       },
     );
     process.stdout.write(`listening ${listener.url}\n`);
@@ -221,11 +255,30 @@ export const serve: Subcommand = {
     process.stderr.write(`acp-wire serve: Streamable HTTP at ${listener.httpUrl}${access}\n`);
     let stop!: () => void;
     const stopped = new Promise<void>((resolve) => (stop = resolve));
-    const signals = watchStopSignals({ command: NAME, stop, processes: () => agents, killTimeoutMs: args.killTimeoutMs });
+    const signals = watchStopSignals({
+      command: NAME,
+      stop,
+      processes: () => agents,
+      killTimeoutMs: args.killTimeoutMs,
+      graceMs: { SIGTERM: args.drainTimeoutMs },
+    });
     await stopped;
+    const cut = signals.signal === 'SIGTERM' ? await drain(listener, args.drainTimeoutMs) : 0;
     await listener.close();
     await Promise.all([...agents].map((agent) => agent.ended));
     signals.dispose();
-    return STOP_SIGNALS[signals.signal!];
+    if (signals.signal === 'SIGINT') return STOP_SIGNALS.SIGINT;
+    return cut > 0 ? EXIT_DRAIN_CUT : 0;
   },
 };
+
+/** Drains the listener's clients (see {@link RemoteListener.drain}); reports and returns how many were cut. */
+async function drain(listener: RemoteListener, timeoutMs: number): Promise<number> {
+  const { clients, cut } = await listener.drain({ timeoutMs });
+  if (cut > 0)
+    report(
+      NAME,
+      `drained ${clients} client${clients === 1 ? '' : 's'}: cut ${cut} still in a request at the drain deadline (${timeoutMs} ms)`,
+    );
+  return cut;
+}

@@ -35,6 +35,11 @@ export interface StopTarget {
   /** The components' kill timeout (`--kill-timeout`); also the SIGINT grace period. */
   killTimeoutMs: number;
   /**
+   * How much longer the orderly stop may take after each first signal, before the deadline forces
+   * it (e.g. `serve`'s drain after SIGTERM). Default none.
+   */
+  graceMs?: Partial<Record<StopSignal, number>>;
+  /**
    * Whether the client is still connected, for a command that serves one client on its own stdio.
    * When it is at the first SIGINT, the stop waits up to `killTimeoutMs` for the client to end by
    * itself (see {@link watchStopSignals}).
@@ -61,8 +66,8 @@ export interface StopSignals {
  *   agent (acpx does) then cancels its turn through the chain and ends the chain's stdin itself.
  *   The chain keeps routing for up to `killTimeoutMs`; then the stop begins. A second SIGINT, or a
  *   SIGTERM, begins it at once.
- * - The deadline is the components' own last-resort kill time plus one second after the stop
- *   began, so it only fires when something other than a component hangs (e.g. a client that
+ * - The deadline is the components' own last-resort kill time plus one second (plus
+ *   `target.graceMs` for the signal) after the stop began, so it only fires when something other than a component hangs (e.g. a client that
  *   stopped reading).
  */
 export function watchStopSignals(target: StopTarget): StopSignals {
@@ -71,7 +76,10 @@ export function watchStopSignals(target: StopTarget): StopSignals {
   let deadline: NodeJS.Timeout | undefined;
   const beginStop = (): void => {
     clearTimeout(grace);
-    deadline = setTimeout(() => void forceStop(target, signal!), lastResortKillMs(target.killTimeoutMs) + 1000);
+    const graceMs = target.graceMs?.[signal!] ?? 0;
+    // setTimeout fires at once for a delay beyond 2^31 - 1 ms.
+    const delayMs = Math.min(lastResortKillMs(target.killTimeoutMs) + 1000 + graceMs, 2 ** 31 - 1);
+    deadline = setTimeout(() => void forceStop(target, signal!), delayMs);
     deadline.unref();
     target.stop();
   };

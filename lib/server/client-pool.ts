@@ -9,6 +9,7 @@ import { EventEmitter } from 'eventemitter3';
 import type { Connection } from '../connection/connection';
 import { AcpWireError } from '../jsonrpc/errors';
 import { checkIdleTimeout, checkMaxCount, hasWorkInFlight, watchIdle } from './bounds';
+import { connectionWorkProbe, type WorkProbe } from './work-probe';
 
 /** What a {@link ClientPool} needs of a client's transport (a socket, a WebSocket or HTTP stream). */
 export interface ClientTransport {
@@ -25,11 +26,12 @@ export interface PooledChain {
 }
 
 /** Why a client was refused. */
-export type RefusalCode = 'ACP_WIRE_CLIENT_LIMIT' | 'ACP_WIRE_SERVER_CLOSED';
+export type RefusalCode = 'ACP_WIRE_CLIENT_LIMIT' | 'ACP_WIRE_SERVER_DRAINING' | 'ACP_WIRE_SERVER_CLOSED';
 
 /**
  * A client a {@link ClientPool} did not admit: `maxClients` were being served
- * (`ACP_WIRE_CLIENT_LIMIT`), or the pool was closing (`ACP_WIRE_SERVER_CLOSED`).
+ * (`ACP_WIRE_CLIENT_LIMIT`), the pool was draining (`ACP_WIRE_SERVER_DRAINING`), or it was closing
+ * (`ACP_WIRE_SERVER_CLOSED`).
  *
  * @remarks Not thrown: carried by the pool's `'refused'` event. The transport refuses the client
  * its own way (a TCP socket is destroyed, a WebSocket upgrade or an HTTP `initialize` gets 503).
@@ -47,8 +49,31 @@ export class ClientRefusedError extends AcpWireError {
     readonly peer: string,
     readonly open: number,
   ) {
-    super(code === 'ACP_WIRE_CLIENT_LIMIT' ? `client limit reached (${open} open)` : 'the server is closing');
+    super(REFUSAL_MESSAGES[code](open));
   }
+}
+
+const REFUSAL_MESSAGES: Record<RefusalCode, (open: number) => string> = {
+  ACP_WIRE_CLIENT_LIMIT: (open) => `client limit reached (${open} open)`,
+  ACP_WIRE_SERVER_DRAINING: () => 'the server is draining',
+  ACP_WIRE_SERVER_CLOSED: () => 'the server is closing',
+};
+
+/** Options of {@link ClientPool.drain}. */
+export interface DrainPoolOptions {
+  /**
+   * How long clients with work in flight may take to finish it, in milliseconds; then they are
+   * closed all the same (cut). `0`: at once. An integer from 0 to 2^31 - 1.
+   */
+  timeoutMs: number;
+}
+
+/** What {@link ClientPool.drain} did. */
+export interface DrainResult {
+  /** How many clients were being served when the drain began. */
+  readonly clients: number;
+  /** How many of them were closed at the deadline with work still in flight. */
+  readonly cut: number;
 }
 
 /** Events of a {@link ClientPool}. */
@@ -63,6 +88,8 @@ export interface ClientPoolEvents {
    * connection that nothing held for `httpIdleTimeoutMs`; see {@link PooledClient.closeIdle}).
    */
   idle: [client: PooledClient];
+  /** A draining pool is closing a client at its deadline with work still in flight (see {@link ClientPool.drain}). */
+  cut: [client: PooledClient];
   /** A client has left (its transport or its connection closed): its slot is free. */
   closed: [client: PooledClient];
 }
@@ -90,7 +117,10 @@ export class PooledClient {
   readonly #release: (client: PooledClient) => void;
   #connection: Connection | undefined;
   #chain: PooledChain | undefined;
+  #probe: WorkProbe | undefined;
   #hasLeft = false;
+  #left: () => void = ignore;
+  readonly #hasLeftPromise = new Promise<void>((resolve) => (this.#left = resolve));
 
   #endTransport: () => Promise<void> | void = ignore;
 
@@ -133,7 +163,28 @@ export class PooledClient {
   /** Makes `connection` the client's: its close frees the slot, its requests in flight keep the client from being idle. */
   attach(connection: Connection): void {
     this.#connection = connection;
+    this.#probe ??= connectionWorkProbe(connection);
     connection.once('close', () => this.leave());
+  }
+
+  /**
+   * Makes `probe` tell the client's work in flight, which a draining pool waits for (a client
+   * with a connection attached has one already: the connection's unanswered requests). A client
+   * with no probe has nothing in flight.
+   */
+  trackWork(probe: WorkProbe): void {
+    this.#probe = probe;
+  }
+
+  /** Whether the client has work in flight (see {@link PooledClient.trackWork}). */
+  get isBusy(): boolean {
+    return !this.#hasLeft && this.#probe?.isBusy === true;
+  }
+
+  /** Resolves once the client has nothing in flight, or has left. */
+  whenIdle(): Promise<void> {
+    if (!this.isBusy) return Promise.resolve();
+    return Promise.race([this.#probe!.whenIdle(), this.#hasLeftPromise]);
   }
 
   /** Makes `chain` the client's: closing the client or the pool shuts it down. */
@@ -179,6 +230,7 @@ export class PooledClient {
   leave(): void {
     if (this.#hasLeft) return;
     this.#hasLeft = true;
+    this.#left();
     this.#release(this);
   }
 }
@@ -190,6 +242,8 @@ export class PooledClient {
  * - {@link ClientPool.admit} gives a new client a slot while fewer than `maxClients` are served,
  *   else emits `'refused'` with a {@link ClientRefusedError} and returns `undefined`: the
  *   transport then refuses the client its own way.
+ * - {@link ClientPool.drain} refuses new clients and closes each one once it has nothing in flight
+ *   (see {@link PooledClient.trackWork}), cutting the rest at its deadline.
  * - {@link ClientPool.close} refuses new clients, aborts {@link ClientPool.signal}, closes every
  *   client (chains first) and resolves once every client and chain is gone. It does not stop the
  *   transport's server from listening: the transport does.
@@ -216,6 +270,7 @@ export class ClientPool extends EventEmitter<ClientPoolEvents> {
   readonly #chains = new Set<PooledChain>();
   readonly #aborter = new AbortController();
   #closing: Promise<void> | undefined;
+  #draining: Promise<DrainResult> | undefined;
 
   /** @throws RangeError naming `maxClients` or `idleTimeoutMs` when invalid */
   constructor(options: ClientPoolOptions = {}) {
@@ -239,6 +294,11 @@ export class ClientPool extends EventEmitter<ClientPoolEvents> {
     return this.#closing !== undefined;
   }
 
+  /** Whether {@link ClientPool.drain} has been called. */
+  get isDraining(): boolean {
+    return this.#draining !== undefined;
+  }
+
   /** Aborted when {@link ClientPool.close} begins: for work that starts a client's chain. */
   get signal(): AbortSignal {
     return this.#aborter.signal;
@@ -253,7 +313,7 @@ export class ClientPool extends EventEmitter<ClientPoolEvents> {
    * @returns the client, or `undefined` when refused (then `'refused'` has been emitted)
    */
   admit(peer: string): PooledClient | undefined {
-    const refusal = this.isClosing ? 'ACP_WIRE_SERVER_CLOSED' : this.#clients.size >= this.maxClients ? 'ACP_WIRE_CLIENT_LIMIT' : undefined;
+    const refusal = this.#refusal();
     if (refusal) {
       this.emit('refused', new ClientRefusedError(refusal, peer, this.#clients.size));
       return undefined;
@@ -265,6 +325,48 @@ export class ClientPool extends EventEmitter<ClientPoolEvents> {
     this.#clients.add(client);
     this.emit('accepted', client);
     return client;
+  }
+
+  #refusal(): RefusalCode | undefined {
+    if (this.isClosing) return 'ACP_WIRE_SERVER_CLOSED';
+    if (this.isDraining) return 'ACP_WIRE_SERVER_DRAINING';
+    return this.#clients.size >= this.maxClients ? 'ACP_WIRE_CLIENT_LIMIT' : undefined;
+  }
+
+  /**
+   * Refuses new clients (`ACP_WIRE_SERVER_DRAINING`), closes each client as soon as it has
+   * nothing in flight (see {@link PooledClient.whenIdle}): an idle one at once, a busy one once
+   * its last request is answered; at `timeoutMs`, closes the busy ones left all the same, and
+   * emits `'cut'` for each. Resolves once every client served when it began has been closed.
+   *
+   * @remarks Idempotent: a second call returns the first one's promise. Does not close the pool
+   * (chains still starting, new work): call {@link ClientPool.close} after it. Each client is
+   * closed as by {@link PooledClient.close}.
+   * @throws RangeError naming `timeoutMs` when invalid
+   */
+  drain(options: DrainPoolOptions): Promise<DrainResult> {
+    const timeoutMs = checkIdleTimeout('timeoutMs', options.timeoutMs);
+    this.#draining ??= this.#drainAll(timeoutMs);
+    return this.#draining;
+  }
+
+  async #drainAll(timeoutMs: number): Promise<DrainResult> {
+    const clients = [...this.#clients];
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'deadline'>((resolve) => (timer = setTimeout(() => resolve('deadline'), timeoutMs)));
+    let cut = 0;
+    await Promise.all(
+      clients.map(async (client) => {
+        const outcome = await Promise.race([client.whenIdle().then(() => 'idle' as const), deadline]);
+        if (outcome === 'deadline' && client.isBusy) {
+          cut += 1;
+          this.emit('cut', client);
+        }
+        await client.close();
+      }),
+    );
+    clearTimeout(timer);
+    return { clients: clients.length, cut };
   }
 
   /** Makes {@link ClientPool.close} wait for `work` (e.g. a chain being started) to settle. */

@@ -90,7 +90,7 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       expect(await http.sendRequest('initialize', CLIENT_INIT)).to.deep.equal(init);
       expect(await http.sendRequest('_test/echo', { over: 'http' })).to.deep.equal({ over: 'http' });
       await Promise.all([ws.close(), http.close()]);
-      expect(await stopCli(serve)).to.equal(143);
+      expect(await stopCli(serve)).to.equal(0);
     });
 
     it('runs one agent process per client connection and ends it with the connection', async () => {
@@ -109,7 +109,7 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       await untilChildren(pid, 1);
       await second.close();
       await untilChildren(pid, 0);
-      expect(await stopCli(serve)).to.equal(143);
+      expect(await stopCli(serve)).to.equal(0);
     });
 
     it('ends every agent process when it is stopped with clients still connected', async () => {
@@ -119,7 +119,7 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       await client.sendRequest('initialize', CLIENT_INIT).catch(() => undefined);
       await untilChildren(serve.child.pid!, 1);
       const agents = childrenOf(serve.child.pid!);
-      expect(await stopCli(serve)).to.equal(143);
+      expect(await stopCli(serve)).to.equal(0);
       expect(await rejectionOf(sleeping))
         .to.have.property('name')
         .that.matches(/ConnectionClosedError|RpcError/);
@@ -158,7 +158,7 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       const next = await initialize();
       expect(next.status).to.equal(200);
       expect(await next.json()).to.have.nested.property('result.info.name', 'acp-wire-conformance-agent');
-      expect(await stopCli(serve)).to.equal(143);
+      expect(await stopCli(serve)).to.equal(0);
     });
 
     it('serves wss:// and https:// itself with --tls-cert and --tls-key, to clients that trust the certificate through ca', async () => {
@@ -175,7 +175,7 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       expect(await rejectionOf(connectWebSocket(serve.url)))
         .to.have.property('message')
         .that.matches(/self[- ]signed/i);
-      expect(await stopCli(serve)).to.equal(143);
+      expect(await stopCli(serve)).to.equal(0);
     });
 
     it('exits 2 when --tls-key is not the private key of a PEM certificate, naming both options', async () => {
@@ -274,7 +274,7 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       expect(received.filter((m) => m.method === '$/cancel_request')).to.have.length(1);
       await client.close();
       expect(await stopCli(conductor)).to.equal(143);
-      expect(await stopCli(serve)).to.equal(143);
+      expect(await stopCli(serve)).to.equal(0);
     });
 
     it("conduct on stdio connects a URL agent, and the client's exchange goes through it", async () => {

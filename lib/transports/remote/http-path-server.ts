@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EVENT_STREAM_CONTENT_TYPE, HEADER_CONNECTION_ID, HEADER_SESSION_ID, idKey, isRequest, type RoutedMessage } from './http-protocol';
 import { header, json, readPostedMessage, text, type HttpStreamServerOptions, type HttpStreamSink } from './http-server';
 import { HttpServerStream, startEventStream, type BodyReply } from './http-server-stream';
+import { RETRY_AFTER_SECONDS } from './limits';
 
 /** What a connection id in the path may hold: URL-unreserved characters and percent escapes. */
 const CONNECTION_ID = /^[A-Za-z0-9._~%-]{1,128}$/;
@@ -89,7 +90,10 @@ export class HttpPathServer {
     if (isRequest(message) && message.method === 'initialize') {
       if (stream) return text(response, 409, 'Connection id already in use');
       if (message.id === null) return text(response, 400, 'Initialize request must include an ID');
-      if (!this.#admit(request)) return text(response, 503, 'Too many clients');
+      if (!this.#admit(request)) {
+        response.setHeader('Retry-After', RETRY_AFTER_SECONDS);
+        return text(response, 503, 'Too many clients');
+      }
       return this.#open(request, response, connectionId, message, body);
     }
     if (!stream) return text(response, 404, 'Unknown connection id');

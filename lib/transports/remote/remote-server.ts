@@ -29,7 +29,8 @@ import {
 import { checkIdleTimeout, checkMaxCount, peerOf } from '../../server/bounds';
 import { DEFAULT_HOST } from '../../server/loopback';
 import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from './http-idle';
-import { ClientPool, type PooledClient } from '../../server/client-pool';
+import { ClientPool, type DrainResult, type PooledClient } from '../../server/client-pool';
+import type { WorkProbe } from '../../server/work-probe';
 import { checkRemoteOptions, remoteConnection, webSocketStream, type RemoteConnectionOptions } from './websocket';
 
 /** The certificate a {@link listenRemote} server presents to serve `wss://` and `https://` itself. */
@@ -87,6 +88,31 @@ export interface RemoteClientInfo {
   readonly connectionId: string;
 }
 
+/**
+ * The path on every {@link listenRemote} server that answers a load balancer's health probe
+ * (`GET` or `HEAD`, no token needed): see {@link RemoteListener.health}.
+ */
+export const HEALTH_PATH = '/healthz';
+
+/**
+ * What a {@link listenRemote} server tells a load balancer: `'ready'` (it takes new clients),
+ * `'full'` (`maxClients` are served) or `'draining'` (it takes no new clients: see
+ * {@link RemoteListener.drain}).
+ */
+export type RemoteHealth = 'ready' | 'full' | 'draining';
+
+/** Options of {@link RemoteListener.drain}. */
+export interface RemoteDrainOptions {
+  /**
+   * How long a client with a request in flight (either way) may take to see it answered before it
+   * is closed all the same, in milliseconds. Default 30 000; `0`: at once.
+   */
+  timeoutMs?: number;
+}
+
+/** How long a draining server waits, by default, for its clients' requests in flight. */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
+
 /** A listening network server. */
 export interface RemoteListener {
   /** The bound address. */
@@ -103,6 +129,27 @@ export interface RemoteListener {
   readonly clientCount: number;
   /** Its clients: how many are served, and the `'accepted'`, `'refused'` and `'closed'` events. */
   readonly pool: ClientPool;
+  /**
+   * What `GET /healthz` answers now: `ready` (200), `full` (503) or `draining` (503).
+   *
+   * @remarks The health path needs no token and no allowed origin, whatever the server's access
+   * options: a balancer probes without them. Its answer is that one word (`text/plain`, not
+   * cached) and nothing else.
+   */
+  readonly health: RemoteHealth;
+  /**
+   * Stops taking new clients (a WebSocket upgrade or an `initialize` POST gets 503 with
+   * `Retry-After`; health says `draining`), closes each client once it has no request in flight
+   * either way (an idle one at once), and at `timeoutMs` closes the rest all the same (cut).
+   * Resolves once every client is gone, with how many were cut.
+   *
+   * @remarks A WebSocket is closed 1001 (going away), a Streamable HTTP connection as by its
+   * `DELETE`. Still listening afterwards (health keeps saying `draining`): call
+   * {@link RemoteListener.close} next. Idempotent. For a client of {@link listenRemoteStreams}, a
+   * request in flight is one its `onStream` probe reports; a client without one is idle.
+   * @throws RangeError naming `timeoutMs` when invalid
+   */
+  drain(options?: RemoteDrainOptions): Promise<DrainResult>;
   /** Stops listening, closes every client (WebSocket close 1001) and resolves once every socket is gone. */
   close(): Promise<void>;
   /** Same as {@link RemoteListener.close}. */
@@ -124,16 +171,21 @@ const CLOSE_GRACE_MS = 2000;
  * `maxClients` is 503 with `Retry-After`. Destroying the stream closes that client. A Streamable
  * HTTP connection with no event stream open and no POST in progress for `httpIdleTimeoutMs`
  * (default one minute) was abandoned: it is closed with `'idle'` on `listener.pool`, its stream
- * ended as on a `DELETE` and destroyed if it has not closed two seconds later.
+ * ended as on a `DELETE` and destroyed if it has not closed two seconds later. `onStream` may
+ * return a {@link WorkProbe} of the client's requests in flight (e.g. a {@link LineWorkTracker}
+ * fed the lines both ways), which {@link RemoteListener.drain} waits for.
  * @throws TypeError or RangeError for an invalid option; Node's TLS error when `tls` holds no
  * valid certificate and key pair
  * @returns resolves once listening; rejects with the listen error (e.g. EADDRINUSE)
  */
 export async function listenRemoteStreams(
   options: RemoteServerOptions,
-  onStream: (stream: Duplex, info: RemoteClientInfo) => void,
+  onStream: (stream: Duplex, info: RemoteClientInfo) => WorkProbe | void,
 ): Promise<RemoteListener> {
-  return serveRemoteClients(options, remotePool(options), (stream, info) => onStream(stream, info));
+  return serveRemoteClients(options, remotePool(options), (stream, info, client) => {
+    const probe = onStream(stream, info);
+    if (probe) client.trackWork(probe);
+  });
 }
 
 /**
@@ -215,7 +267,7 @@ export function serveRemoteClients(
   const http = transportsOf(options).includes('http')
     ? { headers: new HttpStreamServer(options, onStream, admitHttp), path: new HttpPathServer(options, onStream, admitHttp) }
     : undefined;
-  const server = remoteHttpServer(options, http, admitClient, onStream);
+  const server = remoteHttpServer(options, http, admitClient, onStream, () => healthOf(pool));
   return listenOn(server, options).then(() => remoteListener(server, options, pool, http));
 }
 
@@ -225,6 +277,7 @@ function checkServerOptions(options: RemoteServerOptions): void {
   checkIdleTimeout('httpIdleTimeoutMs', options.httpIdleTimeoutMs ?? DEFAULT_HTTP_IDLE_TIMEOUT_MS);
   checkPort(options.port ?? 0);
   checkPath(options.path ?? DEFAULT_PATH);
+  if ((options.path ?? DEFAULT_PATH) === HEALTH_PATH) throw new RangeError(`path must not be ${HEALTH_PATH}: it answers health probes`);
   checkAccessOptions(options);
   checkExposure(options.host ?? DEFAULT_HOST, options);
   checkRemoteOptions(options);
@@ -264,6 +317,7 @@ function remoteHttpServer(
   http: HttpSides | undefined,
   admitClient: (request: IncomingMessage) => PooledClient | undefined,
   onStream: (stream: Duplex, info: RemoteClientInfo) => void,
+  health: () => RemoteHealth,
 ): Server {
   const path = options.path ?? DEFAULT_PATH;
   const wss = transportsOf(options).includes('websocket') ? webSocketServer(options, onStream) : undefined;
@@ -272,6 +326,8 @@ function remoteHttpServer(
     ? createTlsServer({ cert: options.tls.cert, key: options.tls.key, passphrase: options.tls.passphrase })
     : createServer();
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    // Before the access checks: a balancer probes without a token or an origin.
+    if (pathOf(request.url) === HEALTH_PATH) return answerHealth(request, response, health());
     // A connection id in the path is the second dialect's: telling them apart needs nothing else.
     const connectionId = http ? connectionIdInPath(pathOf(request.url), path) : undefined;
     if (!admit(request, response, options, connectionId === undefined ? path : pathOf(request.url))) return;
@@ -285,7 +341,10 @@ function remoteHttpServer(
     if (refusal) return refuseUpgrade(socket, refusal.status, refusal.reason);
     if (!wss) return refuseUpgrade(socket, 404, 'This server speaks Streamable HTTP only');
     const client = admitClient(request);
-    if (!client) return refuseUpgrade(socket, 503, 'Too many clients', `Retry-After: ${RETRY_AFTER_SECONDS}\r\n`);
+    if (!client) {
+      const text = health() === 'draining' ? 'Draining: not taking new clients' : 'Too many clients';
+      return refuseUpgrade(socket, 503, text, `Retry-After: ${RETRY_AFTER_SECONDS}\r\n`);
+    }
     // Until the upgrade completes, the socket is the client's transport: a failed handshake frees the slot.
     client.bind(socket, () => void socket.destroy());
     wss.accept(request, socket, head);
@@ -329,9 +388,33 @@ function remoteListener(server: Server, options: RemoteServerOptions, pool: Clie
     get clientCount() {
       return pool.size;
     },
+    get health() {
+      return healthOf(pool);
+    },
+    drain: (drainOptions = {}) => pool.drain({ timeoutMs: drainOptions.timeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS }),
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/** What the health path answers for `pool`. */
+function healthOf(pool: ClientPool): RemoteHealth {
+  if (pool.isDraining || pool.isClosing) return 'draining';
+  return pool.size >= pool.maxClients ? 'full' : 'ready';
+}
+
+/** Answers a health probe: 200 `ready`, or 503 `full`/`draining`; nothing else is told. */
+function answerHealth(request: IncomingMessage, response: ServerResponse, health: RemoteHealth): void {
+  if (request.method !== 'GET' && request.method !== 'HEAD') {
+    response.setHeader('Allow', 'GET, HEAD');
+    return refuse(response, 405, 'Method Not Allowed');
+  }
+  response.writeHead(health === 'ready' ? 200 : 503, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Content-Length': Buffer.byteLength(health),
+    'Cache-Control': 'no-store',
+  });
+  response.end(request.method === 'HEAD' ? undefined : health);
 }
 
 /** Answers 404/401/403 (and CORS preflights) itself; returns whether the request may go on. */
