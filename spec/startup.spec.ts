@@ -64,6 +64,20 @@ describe('start-up: what requiring acp-wire loads', function () {
     expect(loaded.filter((file) => isHeavy(file) && file !== 'dist/lib/mcp/protocol.js')).to.deep.equal([]);
   });
 
+  it('a ProxyComponent forwarding a request, with no tracer provider registered, loads no OpenTelemetry module', () => {
+    const loaded = inChild<string[]>(
+      `const { ProxyComponent } = require(${JSON.stringify(join(DIST, 'chain'))});
+       const { createConnectionPair } = require(${JSON.stringify(join(DIST, 'transports'))});
+       const [client, proxy] = createConnectionPair();
+       new ProxyComponent(proxy);
+       client.onRequest('proxy/successor', () => ({}));
+       client.sendRequest('proxy/initialize', { protocolVersion: 1, clientCapabilities: {} }).then(() =>
+         process.stdout.write(JSON.stringify(Object.keys(require.cache))));`,
+    );
+    expect(loaded.some((file) => file.includes('trace/otel.js'))).to.equal(true);
+    expect(loaded.filter((file) => file.includes('@opentelemetry'))).to.deep.equal([]);
+  });
+
   it('requiring the root index loads the connection layer and below, nothing above it', () => {
     const above = loadedBy('dist/lib/index.js').filter(
       (file) => file.startsWith('dist/lib/') && !/^dist\/lib\/(index|(jsonrpc|framing|support|connection|requests|gc)\/.*)\.js$/.test(file),
