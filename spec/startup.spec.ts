@@ -64,6 +64,23 @@ describe('start-up: what requiring acp-wire loads', function () {
     expect(loaded.filter((file) => isHeavy(file) && file !== 'dist/lib/mcp/protocol.js')).to.deep.equal([]);
   });
 
+  it('acp-wire conduct on stdio spawns its components before it loads the connection layer', () => {
+    const bin = join(ROOT, 'dist', 'bin', 'acp-wire.js');
+    const agent = `node ${join(ROOT, 'dist', 'examples', 'conformance-agent.js')}`;
+    const script = `const childProcess = require('node:child_process'); const { spawn } = childProcess;
+      childProcess.spawn = (...args) => {
+        require('node:fs').writeSync(1, JSON.stringify(Object.keys(require.cache)) + '\\n');
+        childProcess.spawn = spawn;
+        return spawn(...args);
+      };
+      process.argv = [process.argv[0], ${JSON.stringify(bin)}, 'conduct', ${JSON.stringify(agent)}];
+      require(${JSON.stringify(bin)});`;
+    const result = spawnSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8', input: '' });
+    const loaded = (JSON.parse(result.stdout.split('\n')[0]!) as string[]).map((file) => relative(ROOT, file));
+    expect(loaded).to.include('dist/lib/transports/process-tree.js');
+    expect(loaded.filter((file) => /^dist\/lib\/(connection|requests|framing|chain\/conductor)/.test(file))).to.deep.equal([]);
+  });
+
   it('a ProxyComponent forwarding a request, with no tracer provider registered, loads no OpenTelemetry module', () => {
     const loaded = inChild<string[]>(
       `const { ProxyComponent } = require(${JSON.stringify(join(DIST, 'chain'))});
