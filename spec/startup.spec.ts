@@ -81,6 +81,25 @@ describe('start-up: what requiring acp-wire loads', function () {
     expect(loaded.filter((file) => /^dist\/lib\/(connection|requests|framing|chain\/conductor)/.test(file))).to.deep.equal([]);
   });
 
+  it('acp-wire conduct fails on a component that cannot be started as it does without spawning early', () => {
+    const bin = join(ROOT, 'dist', 'bin', 'acp-wire.js');
+    const agent = `node ${join(ROOT, 'dist', 'examples', 'conformance-agent.js')}`;
+    const initialize = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}\n';
+    // `--kill-timeout 2000` is the default, and an option early spawning leaves to the subcommand.
+    const run = (...options: string[]) => {
+      const result = spawnSync(process.execPath, [bin, 'conduct', ...options, 'acp-wire-no-such-program --x', agent], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        input: initialize,
+      });
+      return { status: result.status, stdout: result.stdout, stderr: result.stderr.replace(/^\S+Z /gm, '') };
+    };
+    const early = run();
+    expect(early.stdout).to.include('"reason":"component_not_started"');
+    expect(early.stderr).to.include('proxy1 warn connection closed (peer exited): Error: spawn acp-wire-no-such-program ENOENT');
+    expect(early).to.deep.equal(run('--kill-timeout', '2000'));
+  });
+
   it('a ProxyComponent forwarding a request, with no tracer provider registered, loads no OpenTelemetry module', () => {
     const loaded = inChild<string[]>(
       `const { ProxyComponent } = require(${JSON.stringify(join(DIST, 'chain'))});

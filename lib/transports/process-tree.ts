@@ -153,12 +153,12 @@ export interface ProcessTreeOptions {
 export function spawnProcessTree(command: string, args: readonly string[], options: ProcessTreeOptions = {}): ProcessTree {
   const isDefault = options.cwd === undefined && options.env === undefined && (options.stderr ?? 'inherit') === 'inherit';
   const early = isDefault ? earlyTrees.findIndex((tree) => tree.key === treeKey(command, args)) : -1;
-  if (early !== -1) return earlyTrees.splice(early, 1)[0]!.tree;
+  if (early !== -1) return earlyTrees.splice(early, 1)[0]!.take();
   return startTree(command, args, options);
 }
 
 /** Trees spawned by {@link spawnEarly}, not yet taken by {@link spawnProcessTree}. */
-const earlyTrees: { key: string; tree: ProcessTree }[] = [];
+const earlyTrees: { key: string; take: () => ProcessTree }[] = [];
 
 const treeKey = (command: string, args: readonly string[]): string => JSON.stringify([command, ...args]);
 
@@ -170,7 +170,19 @@ const treeKey = (command: string, args: readonly string[]): string => JSON.strin
  * starts while the program loads. @internal
  */
 export function spawnEarly(command: string, args: readonly string[]): void {
-  earlyTrees.push({ key: treeKey(command, args), tree: startTree(command, args, {}) });
+  const tree = startTree(command, args, {});
+  // A spawn that fails emits 'error' on the next tick, before the tree is taken: the error is kept
+  // and emitted again once it is, for the listeners of the taker, as if it had spawned the child.
+  let failure: Error | undefined;
+  const keep = (error: Error): void => void (failure = error);
+  tree.child.once('error', keep);
+  const take = (): ProcessTree => {
+    tree.child.off('error', keep);
+    const { child } = tree;
+    if (failure) process.nextTick(() => child.listenerCount('error') > 0 && child.emit('error', failure));
+    return tree;
+  };
+  earlyTrees.push({ key: treeKey(command, args), take });
 }
 
 function startTree(command: string, args: readonly string[], options: ProcessTreeOptions): ProcessTree {
