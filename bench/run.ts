@@ -66,7 +66,8 @@ async function main(): Promise<void> {
   const options = parseOptions(argv);
   const started = new Date();
   // First, while no worker of the side-by-side run is alive.
-  const startup: StartupResult | undefined = options.startupRounds > 0 ? await runStartup(options.startupRounds, progress) : undefined;
+  const startup: StartupResult | undefined =
+    options.startupRounds > 0 ? await runStartup(options.startupRounds, progress, options.startupAgainst) : undefined;
   const runs = await sideBySide(options);
   const memory = await memoryCosts(options);
   const soakResult = await soak(options);

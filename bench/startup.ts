@@ -40,17 +40,21 @@ const LOADS: Record<string, string> = {
   "ACP SDK: require('@agentclientprotocol/sdk')": "require('@agentclientprotocol/sdk')",
 };
 
-const AGENT = `node ${join(DIST, 'examples', 'conformance-agent.js')}`;
-const PROXY = `node ${join(DIST, 'examples', 'passthrough-proxy.js')}`;
-const CONDUCT = [join(DIST, 'bin', 'acp-wire.js'), 'conduct'];
+/** The processes timed to their first `initialize` answer, of the build in `dist`: argv after `node`. */
+function chainsOf(dist: string, suffix = ''): Record<string, string[]> {
+  const agent = `node ${join(dist, 'examples', 'conformance-agent.js')}`;
+  const proxy = `node ${join(dist, 'examples', 'passthrough-proxy.js')}`;
+  const conduct = [join(dist, 'bin', 'acp-wire.js'), 'conduct'];
+  return {
+    [`agent alone${suffix}`]: [join(dist, 'examples', 'conformance-agent.js')],
+    [`conductor + agent${suffix}`]: [...conduct, agent],
+    [`conductor + 1 proxy + agent${suffix}`]: [...conduct, proxy, agent],
+    [`conductor + 2 proxies + agent${suffix}`]: [...conduct, proxy, proxy, agent],
+  };
+}
 
-/** The processes timed to their first `initialize` answer: argv after `node`. */
-const CHAINS: Record<string, string[]> = {
-  'agent alone': [join(DIST, 'examples', 'conformance-agent.js')],
-  'conductor + agent': [...CONDUCT, AGENT],
-  'conductor + 1 proxy + agent': [...CONDUCT, PROXY, AGENT],
-  'conductor + 2 proxies + agent': [...CONDUCT, PROXY, PROXY, AGENT],
-};
+/** How the rows of the build given by `--startup-against` are named: `agent alone (against)`. */
+const AGAINST = ' (against)';
 
 const INITIALIZE = `${JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } })}\n`;
 
@@ -99,10 +103,14 @@ function figure(name: string, samples: number[]): StartupFigure {
   return { name, samples, median, min: sorted[0]!, max: sorted[sorted.length - 1]! };
 }
 
-/** Runs `rounds` rounds of both start-up measurements (one discarded warm-up round first). */
-export async function runStartup(rounds: number, progress: (line: string) => void): Promise<StartupResult> {
+/**
+ * Runs `rounds` rounds of both start-up measurements (one discarded warm-up round first); with
+ * `against` (another build's root), its chains too, in the same rounds.
+ */
+export async function runStartup(rounds: number, progress: (line: string) => void, against?: string): Promise<StartupResult> {
+  const chains = { ...chainsOf(DIST), ...(against === undefined ? {} : chainsOf(join(against, 'dist'), AGAINST)) };
   const loads = new Map(Object.keys(LOADS).map((name) => [name, [] as number[]]));
-  const answers = new Map(Object.keys(CHAINS).map((name) => [name, [] as number[]]));
+  const answers = new Map(Object.keys(chains).map((name) => [name, [] as number[]]));
   for (let round = 0; round <= rounds; round++) {
     progress(`start-up: round ${round}/${rounds}${round === 0 ? ' (warm-up)' : ''}`);
     for (const name of shuffled([...loads.keys()])) {
@@ -110,7 +118,7 @@ export async function runStartup(rounds: number, progress: (line: string) => voi
       if (round > 0) loads.get(name)!.push(ms);
     }
     for (const name of shuffled([...answers.keys()])) {
-      const ms = await timeFirstAnswer(CHAINS[name]!);
+      const ms = await timeFirstAnswer(chains[name]!);
       if (round > 0) answers.get(name)!.push(ms);
     }
   }
@@ -124,7 +132,8 @@ export async function runStartup(rounds: number, progress: (line: string) => voi
 export function formatStartup(result: StartupResult): string {
   const bare = result.load.find((row) => row.name === 'bare node')!.median;
   const vscode = result.load.find((row) => row.name.startsWith('vscode-jsonrpc'))!.median - bare;
-  const agent = result.firstAnswer.find((row) => row.name === 'agent alone')!.median;
+  const agentOf = (name: string): number =>
+    result.firstAnswer.find((row) => row.name === (name.endsWith(AGAINST) ? `agent alone${AGAINST}` : 'agent alone'))!.median;
   const ms = (value: number): string => value.toFixed(1);
   const load = result.load.map((row) => {
     const over = row.median - bare;
@@ -132,7 +141,7 @@ export function formatStartup(result: StartupResult): string {
     return `| ${row.name} | ${ms(row.median)} | ${ms(row.min)}–${ms(row.max)} | ${row.name === 'bare node' ? '' : ms(over)} | ${ratio} |`;
   });
   const answers = result.firstAnswer.map(
-    (row) => `| ${row.name} | ${ms(row.median)} | ${ms(row.min)}–${ms(row.max)} | ${(row.median / agent).toFixed(2)}× |`,
+    (row) => `| ${row.name} | ${ms(row.median)} | ${ms(row.min)}–${ms(row.max)} | ${(row.median / agentOf(row.name)).toFixed(2)}× |`,
   );
   const samples = result.load[0]?.samples.length ?? 0;
   return [

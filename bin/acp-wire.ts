@@ -5,8 +5,14 @@
  *
  * @packageDocumentation
  */
-import { runCli } from '../lib/cli/main';
+import { spawnConductComponentsEarly } from '../lib/cli/early-spawn';
+import type * as MainModule from '../lib/cli/main';
 
-void runCli(process.argv.slice(2)).then((code) => {
+const argv = process.argv.slice(2);
+// A chain's components start first, while the rest of the command line loads.
+spawnConductComponentsEarly(argv);
+const { runCli } = require('../lib/cli/main') as typeof MainModule;
+
+void runCli(argv).then((code) => {
   process.exitCode = code;
 });

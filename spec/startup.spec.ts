@@ -64,6 +64,56 @@ describe('start-up: what requiring acp-wire loads', function () {
     expect(loaded.filter((file) => isHeavy(file) && file !== 'dist/lib/mcp/protocol.js')).to.deep.equal([]);
   });
 
+  it('acp-wire conduct on stdio spawns its components before it loads the connection layer', () => {
+    const bin = join(ROOT, 'dist', 'bin', 'acp-wire.js');
+    const agent = `node ${join(ROOT, 'dist', 'examples', 'conformance-agent.js')}`;
+    const script = `const childProcess = require('node:child_process'); const { spawn } = childProcess;
+      childProcess.spawn = (...args) => {
+        require('node:fs').writeSync(1, JSON.stringify(Object.keys(require.cache)) + '\\n');
+        childProcess.spawn = spawn;
+        return spawn(...args);
+      };
+      process.argv = [process.argv[0], ${JSON.stringify(bin)}, 'conduct', ${JSON.stringify(agent)}];
+      require(${JSON.stringify(bin)});`;
+    const result = spawnSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8', input: '' });
+    const loaded = (JSON.parse(result.stdout.split('\n')[0]!) as string[]).map((file) => relative(ROOT, file));
+    expect(loaded).to.include('dist/lib/transports/process-tree.js');
+    expect(loaded.filter((file) => /^dist\/lib\/(connection|requests|framing|chain\/conductor)/.test(file))).to.deep.equal([]);
+  });
+
+  it('acp-wire conduct fails on a component that cannot be started as it does without spawning early', () => {
+    const bin = join(ROOT, 'dist', 'bin', 'acp-wire.js');
+    const agent = `node ${join(ROOT, 'dist', 'examples', 'conformance-agent.js')}`;
+    const initialize = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}\n';
+    // `--kill-timeout 2000` is the default, and an option early spawning leaves to the subcommand.
+    const run = (...options: string[]) => {
+      const result = spawnSync(process.execPath, [bin, 'conduct', ...options, 'acp-wire-no-such-program --x', agent], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        input: initialize,
+      });
+      return { status: result.status, stdout: result.stdout, stderr: result.stderr.replace(/^\S+Z /gm, '') };
+    };
+    const early = run();
+    expect(early.stdout).to.include('"reason":"component_not_started"');
+    expect(early.stderr).to.include('proxy1 warn connection closed (peer exited): Error: spawn acp-wire-no-such-program ENOENT');
+    expect(early).to.deep.equal(run('--kill-timeout', '2000'));
+  });
+
+  it('a ProxyComponent forwarding a request, with no tracer provider registered, loads no OpenTelemetry module', () => {
+    const loaded = inChild<string[]>(
+      `const { ProxyComponent } = require(${JSON.stringify(join(DIST, 'chain'))});
+       const { createConnectionPair } = require(${JSON.stringify(join(DIST, 'transports'))});
+       const [client, proxy] = createConnectionPair();
+       new ProxyComponent(proxy);
+       client.onRequest('proxy/successor', () => ({}));
+       client.sendRequest('proxy/initialize', { protocolVersion: 1, clientCapabilities: {} }).then(() =>
+         process.stdout.write(JSON.stringify(Object.keys(require.cache))));`,
+    );
+    expect(loaded.some((file) => file.includes('trace/otel.js'))).to.equal(true);
+    expect(loaded.filter((file) => file.includes('@opentelemetry'))).to.deep.equal([]);
+  });
+
   it('requiring the root index loads the connection layer and below, nothing above it', () => {
     const above = loadedBy('dist/lib/index.js').filter(
       (file) => file.startsWith('dist/lib/') && !/^dist\/lib\/(index|(jsonrpc|framing|support|connection|requests|gc)\/.*)\.js$/.test(file),

@@ -9,7 +9,7 @@ import type { Duplex } from 'node:stream';
 import { createSecureContext } from 'node:tls';
 import { splitCommandLine } from '../chain/command-line';
 import { createStderrLogger, defaultLogger } from '../support/logger';
-import { spawnProcessTree, type ProcessTree } from '../transports/child-process';
+import { spawnProcessTree, type ProcessTree } from '../transports/process-tree';
 import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from '../transports/remote/http-idle';
 import { DEFAULT_HOST, isLoopbackHost } from '../server/loopback';
 import { DEFAULT_PATH, checkPath } from '../transports/remote/limits';

@@ -4,7 +4,7 @@
  *
  * @packageDocumentation
  */
-import { randomBytes } from 'node:crypto';
+import type * as CryptoModule from 'node:crypto';
 
 /** The `_meta` key of the W3C `traceparent` header value. */
 export const TRACEPARENT_META_KEY = 'traceparent';
@@ -133,7 +133,9 @@ function metaOf(params: unknown): Record<string, unknown> | undefined {
 
 function randomHex(bytes: number): string {
   for (;;) {
-    const hex = randomBytes(bytes).toString('hex');
+    // `node:crypto` is loaded on first use: a proxy that forwards messages without a trace
+    // context never makes an id.
+    const hex = (require('node:crypto') as typeof CryptoModule).randomBytes(bytes).toString('hex');
     if (!/^0+$/.test(hex)) return hex;
   }
 }

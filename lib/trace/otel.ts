@@ -1,7 +1,7 @@
 /**
  * Optional OpenTelemetry: when `@opentelemetry/api` is installed and a tracer provider is
- * registered, each forwarded request gets a span. Without the package nothing is loaded and
- * nothing costs anything.
+ * registered, each forwarded request gets a span. Without the package, or without a registered
+ * tracer provider, the package is not loaded and nothing costs anything.
  *
  * @packageDocumentation
  */
@@ -44,6 +44,22 @@ interface OtelApi {
 }
 
 let loaded: OtelApi | null | undefined;
+
+/**
+ * Where `@opentelemetry/api` 1.x keeps what is registered process-wide (the tracer provider under
+ * `trace`): the same key for every copy of the package in the process.
+ */
+const OTEL_GLOBAL_KEY = Symbol.for('opentelemetry.js.api.1');
+
+/**
+ * Whether a tracer provider is registered. Without one the package's tracers start only
+ * non-recording spans, so there is no reason to load it (tens of modules, on the path of the
+ * first forwarded request of each process of a chain).
+ */
+function hasTracerProvider(): boolean {
+  const registered = (globalThis as Record<symbol, { trace?: unknown } | undefined>)[OTEL_GLOBAL_KEY];
+  return registered?.trace !== undefined;
+}
 
 /** `@opentelemetry/api`, if it can be required (looked up once). @internal */
 export function otelApi(): OtelApi | undefined {
@@ -93,6 +109,7 @@ export interface RequestSpan {
  * OpenTelemetry is absent or records nothing (no provider registered). @internal
  */
 export function startRequestSpan(method: string, params: unknown, origin: Responder<never>): RequestSpan | undefined {
+  if (!hasTracerProvider()) return undefined;
   const api = otelApi();
   if (!api) return undefined;
   const span = api.trace.getTracer('acp-wire').startSpan(

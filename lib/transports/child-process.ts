@@ -3,10 +3,12 @@
  *
  * @packageDocumentation
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { Connection, type ConnectionOptions } from '../connection/connection';
 import { closeConnection } from '../connection/connection-hooks';
-import { HAS_PROCESS_GROUPS, ProcessGroup } from './process-tree';
+import { spawnProcessTree, type ChildExit, type ProcessTree } from './process-tree';
+
+export type { ChildExit };
 
 /** Options of {@link spawnConnection}. */
 export interface SpawnConnectionOptions extends ConnectionOptions {
@@ -21,16 +23,6 @@ export interface SpawnConnectionOptions extends ConnectionOptions {
    * (then SIGKILL as long again). Default 2000 ms.
    */
   killTimeoutMs?: number;
-}
-
-/** How a child process ended. */
-export interface ChildExit {
-  /** The exit code, or `null` if it was ended by a signal or never started. */
-  code: number | null;
-  /** The signal that ended it, or `null`. */
-  signal: NodeJS.Signals | null;
-  /** The spawn error, when the child could not be started. */
-  error?: Error;
 }
 
 /** A child process and the connection over its stdio. */
@@ -93,20 +85,6 @@ export function spawnConnection(command: string, args: readonly string[] = [], o
   return { connection, child, exited, close, [Symbol.asyncDispose]: async () => void (await close()) };
 }
 
-/** A spawned child in a process group of its own (outside Windows), and its exit. @internal */
-export interface ProcessTree {
-  /** The child, with piped stdin and stdout. */
-  readonly child: ChildProcess;
-  /** Resolves once the child has exited, or could not be started. Never rejects. */
-  readonly exited: Promise<ChildExit>;
-  /**
-   * Ends the tree: waits `killTimeoutMs` for the child to exit (its stdin is the caller's to
-   * end), then SIGTERMs its group, then SIGKILLs it as long again; once the child has exited,
-   * ends what is left of its group the same way. Resolves with the child's exit. Idempotent.
-   */
-  end(killTimeoutMs: number): Promise<ChildExit>;
-}
-
 /** @throws RangeError unless `value` is undefined (2000) or a non-negative finite number. @internal */
 export function checkKillTimeout(value: number | undefined): number {
   const killTimeout = value ?? 2000;
@@ -114,53 +92,6 @@ export function checkKillTimeout(value: number | undefined): number {
     throw new RangeError('killTimeoutMs must be a non-negative number of milliseconds');
   }
   return killTimeout;
-}
-
-/**
- * Spawns `command` (no shell) with piped stdin and stdout, in a process group (and session) of its
- * own outside Windows, so that {@link ProcessTree.end} ends everything it starts. @internal
- */
-export function spawnProcessTree(
-  command: string,
-  args: readonly string[],
-  options: Pick<SpawnConnectionOptions, 'cwd' | 'env' | 'stderr'> = {},
-): ProcessTree {
-  const child = spawn(command, args, {
-    cwd: options.cwd,
-    env: options.env,
-    stdio: ['pipe', 'pipe', options.stderr ?? 'inherit'],
-    detached: HAS_PROCESS_GROUPS,
-  });
-  const group = HAS_PROCESS_GROUPS && child.pid !== undefined ? new ProcessGroup(child.pid) : undefined;
-  const exited = new Promise<ChildExit>((resolve) => {
-    child.once('error', (error) => {
-      group?.release();
-      resolve({ code: null, signal: null, error });
-    });
-    child.once('exit', (code, signal) => {
-      // Nothing of the tree left: no reason to signal the group when this process exits.
-      if (group && !group.signal(0)) group.release();
-      resolve({ code, signal });
-    });
-  });
-  let ending: Promise<ChildExit> | undefined;
-  const end = (killTimeout: number): Promise<ChildExit> => (ending ??= endTree(child, exited, group, killTimeout));
-  return { child, exited, end };
-}
-
-async function endTree(
-  child: ChildProcess,
-  exited: Promise<ChildExit>,
-  group: ProcessGroup | undefined,
-  killTimeout: number,
-): Promise<ChildExit> {
-  try {
-    const exit = await reapChild(child, exited, group, killTimeout);
-    if (group) await reapGroup(group, killTimeout);
-    return exit;
-  } finally {
-    group?.release();
-  }
 }
 
 /**
@@ -174,39 +105,4 @@ async function closeChild(connection: Connection, tree: ProcessTree, killTimeout
   if (!tree.child.stdin!.writableFinished) tree.child.stdin!.destroy();
   await flushed;
   return exit;
-}
-
-/** Waits `killTimeout` for the child to exit, then SIGTERMs its tree, then SIGKILLs it as long again. */
-async function reapChild(
-  child: ChildProcess,
-  exited: Promise<ChildExit>,
-  group: ProcessGroup | undefined,
-  killTimeout: number,
-): Promise<ChildExit> {
-  const kill = (signal: NodeJS.Signals): void => void (group ? group.signal(signal) : child.kill(signal));
-  let timer: NodeJS.Timeout | undefined;
-  const escalate = (signal: NodeJS.Signals, next?: NodeJS.Signals): void => {
-    timer = setTimeout(() => {
-      kill(signal);
-      if (next) escalate(next);
-    }, killTimeout);
-  };
-  if (child.exitCode === null && child.signalCode === null) escalate('SIGTERM', 'SIGKILL');
-  try {
-    return await exited;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/**
- * Once the child has exited, ends what is left of its group (say, the binary a wrapper script
- * launched): SIGTERM, then SIGKILL if some of it still runs after `killTimeout`.
- */
-async function reapGroup(group: ProcessGroup, killTimeout: number): Promise<void> {
-  if (!(await group.hasLiveMembers())) return;
-  group.signal('SIGTERM');
-  if (await group.waitUntilEmpty(killTimeout)) return;
-  group.signal('SIGKILL');
-  await group.waitUntilEmpty(killTimeout);
 }

@@ -1,9 +1,11 @@
 /**
- * The process tree a spawned child starts: its process group, how to tell whether any of it still
- * runs, how to signal all of it, and a last-resort signal when this process exits.
+ * The process tree a spawned child starts: spawning it in a process group of its own, how to tell
+ * whether any of it still runs, how to signal and end all of it, and a last-resort signal when
+ * this process exits. Loads nothing of the library, so a program can spawn before loading it.
  *
  * @packageDocumentation
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import { setTimeout as delay } from 'node:timers/promises';
 
@@ -111,4 +113,148 @@ async function hasLiveMemberInProc(pgid: number): Promise<boolean> {
 function isPid(name: string): boolean {
   const first = name.charCodeAt(0);
   return first >= 48 && first <= 57;
+}
+
+/** How a child process ended. */
+export interface ChildExit {
+  /** The exit code, or `null` if it was ended by a signal or never started. */
+  code: number | null;
+  /** The signal that ended it, or `null`. */
+  signal: NodeJS.Signals | null;
+  /** The spawn error, when the child could not be started. */
+  error?: Error;
+}
+
+/** A spawned child in a process group of its own (outside Windows), and its exit. @internal */
+export interface ProcessTree {
+  /** The child, with piped stdin and stdout. */
+  readonly child: ChildProcess;
+  /** Resolves once the child has exited, or could not be started. Never rejects. */
+  readonly exited: Promise<ChildExit>;
+  /**
+   * Ends the tree: waits `killTimeoutMs` for the child to exit (its stdin is the caller's to
+   * end), then SIGTERMs its group, then SIGKILLs it as long again; once the child has exited,
+   * ends what is left of its group the same way. Resolves with the child's exit. Idempotent.
+   */
+  end(killTimeoutMs: number): Promise<ChildExit>;
+}
+
+/** How {@link spawnProcessTree} starts a child: its directory, environment and stderr. @internal */
+export interface ProcessTreeOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  stderr?: 'inherit' | 'pipe' | 'ignore';
+}
+
+/**
+ * Spawns `command` (no shell) with piped stdin and stdout, in a process group (and session) of its
+ * own outside Windows, so that {@link ProcessTree.end} ends everything it starts. @internal
+ */
+export function spawnProcessTree(command: string, args: readonly string[], options: ProcessTreeOptions = {}): ProcessTree {
+  const isDefault = options.cwd === undefined && options.env === undefined && (options.stderr ?? 'inherit') === 'inherit';
+  const early = isDefault ? earlyTrees.findIndex((tree) => tree.key === treeKey(command, args)) : -1;
+  if (early !== -1) return earlyTrees.splice(early, 1)[0]!.take();
+  return startTree(command, args, options);
+}
+
+/** Trees spawned by {@link spawnEarly}, not yet taken by {@link spawnProcessTree}. */
+const earlyTrees: { key: string; take: () => ProcessTree }[] = [];
+
+const treeKey = (command: string, args: readonly string[]): string => JSON.stringify([command, ...args]);
+
+/**
+ * Spawns `command` now, with the default options (this process's directory and environment,
+ * stderr passed through), for the next {@link spawnProcessTree} call with the same command,
+ * arguments and default options to take instead of spawning it again. For a program that knows
+ * what it will spawn before it has loaded what talks to the child (`acp-wire conduct`): the child
+ * starts while the program loads. @internal
+ */
+export function spawnEarly(command: string, args: readonly string[]): void {
+  const tree = startTree(command, args, {});
+  // A spawn that fails emits 'error' on the next tick, before the tree is taken: the error is kept
+  // and emitted again once it is, for the listeners of the taker, as if it had spawned the child.
+  let failure: Error | undefined;
+  const keep = (error: Error): void => void (failure = error);
+  tree.child.once('error', keep);
+  const take = (): ProcessTree => {
+    tree.child.off('error', keep);
+    const { child } = tree;
+    if (failure) process.nextTick(() => child.listenerCount('error') > 0 && child.emit('error', failure));
+    return tree;
+  };
+  earlyTrees.push({ key: treeKey(command, args), take });
+}
+
+function startTree(command: string, args: readonly string[], options: ProcessTreeOptions): ProcessTree {
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['pipe', 'pipe', options.stderr ?? 'inherit'],
+    detached: HAS_PROCESS_GROUPS,
+  });
+  const group = HAS_PROCESS_GROUPS && child.pid !== undefined ? new ProcessGroup(child.pid) : undefined;
+  const exited = new Promise<ChildExit>((resolve) => {
+    child.once('error', (error) => {
+      group?.release();
+      resolve({ code: null, signal: null, error });
+    });
+    child.once('exit', (code, signal) => {
+      // Nothing of the tree left: no reason to signal the group when this process exits.
+      if (group && !group.signal(0)) group.release();
+      resolve({ code, signal });
+    });
+  });
+  let ending: Promise<ChildExit> | undefined;
+  const end = (killTimeout: number): Promise<ChildExit> => (ending ??= endTree(child, exited, group, killTimeout));
+  return { child, exited, end };
+}
+
+async function endTree(
+  child: ChildProcess,
+  exited: Promise<ChildExit>,
+  group: ProcessGroup | undefined,
+  killTimeout: number,
+): Promise<ChildExit> {
+  try {
+    const exit = await reapChild(child, exited, group, killTimeout);
+    if (group) await reapGroup(group, killTimeout);
+    return exit;
+  } finally {
+    group?.release();
+  }
+}
+
+/** Waits `killTimeout` for the child to exit, then SIGTERMs its tree, then SIGKILLs it as long again. */
+async function reapChild(
+  child: ChildProcess,
+  exited: Promise<ChildExit>,
+  group: ProcessGroup | undefined,
+  killTimeout: number,
+): Promise<ChildExit> {
+  const kill = (signal: NodeJS.Signals): void => void (group ? group.signal(signal) : child.kill(signal));
+  let timer: NodeJS.Timeout | undefined;
+  const escalate = (signal: NodeJS.Signals, next?: NodeJS.Signals): void => {
+    timer = setTimeout(() => {
+      kill(signal);
+      if (next) escalate(next);
+    }, killTimeout);
+  };
+  if (child.exitCode === null && child.signalCode === null) escalate('SIGTERM', 'SIGKILL');
+  try {
+    return await exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Once the child has exited, ends what is left of its group (say, the binary a wrapper script
+ * launched): SIGTERM, then SIGKILL if some of it still runs after `killTimeout`.
+ */
+async function reapGroup(group: ProcessGroup, killTimeout: number): Promise<void> {
+  if (!(await group.hasLiveMembers())) return;
+  group.signal('SIGTERM');
+  if (await group.waitUntilEmpty(killTimeout)) return;
+  group.signal('SIGKILL');
+  await group.waitUntilEmpty(killTimeout);
 }

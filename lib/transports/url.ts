@@ -6,7 +6,7 @@
 import type { Connection } from '../connection/connection';
 import type * as HttpClientModule from './remote/http-client';
 import type { ConnectHttpOptions } from './remote/http-client';
-import { connectTcp } from './tcp';
+import type * as TcpModule from './tcp';
 import type * as WebSocketModule from './remote/websocket';
 import type { ConnectWebSocketOptions } from './remote/websocket';
 
@@ -39,8 +39,8 @@ export async function connectUrl(url: string | URL, options: ConnectUrlOptions =
   switch (target.protocol) {
     case 'ws:':
     case 'wss:':
-      // The remote transports (and `ws`) are loaded on first use: a process that only checks
-      // `isPeerUrl` or connects over TCP never loads them.
+      // Each transport (the remote ones with `ws`) is loaded on first use: a process that only
+      // checks `isPeerUrl` (the CLI's conduct path) loads none, one that connects over TCP no `ws`.
       return (require('./remote/websocket') as typeof WebSocketModule).connectWebSocket(target, options);
     case 'http:':
     case 'https:':
@@ -58,7 +58,7 @@ export async function connectUrl(url: string | URL, options: ConnectUrlOptions =
         handshakeTimeoutMs: _h,
         ...rest
       } = options;
-      return connectTcp(
+      return (require('./tcp') as typeof TcpModule).connectTcp(
         { host: target.hostname.replace(/^\[|\]$/g, ''), port: Number(target.port) },
         { ...rest, maxLineBytes: maxPayload },
       );
