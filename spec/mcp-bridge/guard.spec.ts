@@ -28,7 +28,9 @@ describe('McpBridge endpoint guards', function () {
 
   it('answers 401 without the secret, or with a wrong one, and never calls the provider', async () => {
     const missing = await httpPost(url, INITIALIZE);
-    const wrong = await httpPost(url, INITIALIZE, { headers: { authorization: `${authorization.slice(0, -1)}A` } });
+    // A secret that differs in its last character (which must then not already be that character).
+    const wrongSecret = `${authorization.slice(0, -1)}${authorization.endsWith('A') ? 'B' : 'A'}`;
+    const wrong = await httpPost(url, INITIALIZE, { headers: { authorization: wrongSecret } });
     const otherScheme = await httpPost(url, INITIALIZE, { headers: { authorization: authorization.replace('Bearer', 'Basic') } });
     expect([missing.status, wrong.status, otherScheme.status]).to.deep.equal([401, 401, 401]);
     expect(missing.headers['www-authenticate']).to.equal('Bearer');
