@@ -9,7 +9,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { McpCaller } from '../mcp/caller';
 import type { Logger } from '../support/logger';
-import { bearerTokenOf, isAllowedOrigin, isLoopbackHost, isSameSecret, newSecret } from './http-guard';
+import { isBearerValid } from '../transports/remote/limits';
+import { isAllowedOrigin, isLoopbackHostHeader, newSecret } from './http-guard';
 import { McpPost } from './post';
 import { sendHttpError } from './reply';
 import { McpSessions } from './sessions';
@@ -150,12 +151,13 @@ export class McpHttpEndpoint {
       sendHttpError(res, status, null, -32600, message, headers);
       return undefined;
     };
-    if (!isLoopbackHost(req.headers.host, this.#port)) return refuse(403, 'Forbidden: the Host header must name this loopback endpoint');
+    if (!isLoopbackHostHeader(req.headers.host, this.#port))
+      return refuse(403, 'Forbidden: the Host header must name this loopback endpoint');
     if (!isAllowedOrigin(req.headers.origin)) return refuse(403, 'Forbidden: requests from this Origin are refused');
     const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
     const route = path.startsWith(ROUTE_PREFIX) ? this.#byRoute.get(path.slice(ROUTE_PREFIX.length)) : undefined;
     if (!route) return refuse(404, 'Not found: no MCP server at this path');
-    if (!isSameSecret(route.server.secret, bearerTokenOf(req.headers.authorization))) {
+    if (!isBearerValid(req.headers.authorization, route.server.secret)) {
       return refuse(401, 'Unauthorized: this MCP server needs the bearer token of its declaration', { 'www-authenticate': 'Bearer' });
     }
     return route;

@@ -1,10 +1,11 @@
 /**
  * What the bridge's loopback endpoint checks before it reads a request: the `Host` (against DNS
- * rebinding), the `Origin` (against web pages), and the per-server secret (in constant time).
+ * rebinding) and the `Origin` (against web pages); the per-server secret is checked as the remote
+ * server checks its token (`isBearerValid`).
  *
  * @packageDocumentation
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 /** The host names that mean this machine's loopback interface (as `URL` spells them). */
 const LOOPBACK_HOSTNAMES: ReadonlySet<string> = new Set(['127.0.0.1', 'localhost', '[::1]']);
@@ -15,26 +16,10 @@ export function newSecret(): string {
 }
 
 /**
- * Whether `given` equals `expected`, in a time that does not depend on where they differ (both are
- * hashed first, so their lengths do not show either).
- */
-export function isSameSecret(expected: string, given: string | undefined): boolean {
-  if (given === undefined) return false;
-  const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
-  return timingSafeEqual(digest(expected), digest(given));
-}
-
-/** The token of an `Authorization: Bearer <token>` header; `undefined` for any other value. */
-export function bearerTokenOf(header: string | undefined): string | undefined {
-  const match = header === undefined ? null : /^Bearer ([^\s]+)$/i.exec(header.trim());
-  return match ? match[1] : undefined;
-}
-
-/**
  * Whether a `Host` header names this loopback listener: `127.0.0.1`, `localhost` or `[::1]` with
  * its port. A DNS name that merely resolves to 127.0.0.1 (a rebinding attack) is refused.
  */
-export function isLoopbackHost(host: string | undefined, port: number): boolean {
+export function isLoopbackHostHeader(host: string | undefined, port: number): boolean {
   if (host === undefined || host === '' || /[/?#@\s]/.test(host)) return false;
   let url: URL;
   try {

@@ -9,7 +9,8 @@ import type { Readable, Writable } from 'node:stream';
 import type { RequestId } from '../jsonrpc/message';
 import { MCP_CANCELLED_NOTIFICATION, MCP_INITIALIZE_METHOD, MCP_PROTOCOL_VERSION_HEADER, MCP_SESSION_ID_HEADER } from './legacy-mcp';
 import { requestKey } from './sessions';
-import { sseEventData } from './sse';
+import { DEFAULT_MAX_LINE_BYTES } from '../framing/ndjson';
+import { sseEventData } from '../transports/remote/sse';
 
 /** Options of {@link runMcpStdioRelay}. */
 export interface McpStdioRelayOptions {
@@ -118,7 +119,7 @@ class StdioRelay {
     if (line.method === MCP_INITIALIZE_METHOD) this.#sessionId = response.headers.get(MCP_SESSION_ID_HEADER) ?? this.#sessionId;
     const type = response.headers.get('content-type') ?? '';
     if (type.startsWith('text/event-stream') && response.body) {
-      for await (const data of sseEventData(response.body)) this.#writeText(data, line);
+      for await (const data of sseEventData(response.body, DEFAULT_MAX_LINE_BYTES)) this.#writeText(data, line);
       return;
     }
     const text = await response.text();

@@ -11,7 +11,8 @@
 import type * as McpServerLibrary from '@modelcontextprotocol/server';
 import { AcpWireError } from '../jsonrpc/errors';
 import type { JsonObject, JsonValue } from '../jsonrpc/message';
-import { eventStreamData } from './event-stream';
+import { DEFAULT_MAX_LINE_BYTES } from '../framing/ndjson';
+import { sseEventData } from '../transports/remote/sse';
 import { parseMcpOutcome, type McpOutcome } from './protocol';
 import type { McpRequestContext, McpRequestHandler } from './request-run';
 
@@ -199,7 +200,8 @@ async function outcomeOf(response: Response, context: McpRequestContext): Promis
 }
 
 async function streamedOutcome(body: ReadableStream<Uint8Array>, context: McpRequestContext): Promise<McpOutcome> {
-  for await (const message of eventStreamData(body)) {
+  for await (const data of sseEventData(body, DEFAULT_MAX_LINE_BYTES)) {
+    const message = JSON.parse(data) as JsonValue;
     if (!isObject(message)) continue;
     if (Object.hasOwn(message, 'result') || Object.hasOwn(message, 'error')) return answerOutcome(message, context);
     // Revision 2026-07-28 has no server-to-client requests: only notifications (no id) are related.

@@ -89,8 +89,10 @@ function normalizeOrigin(origin: string): string | undefined {
 /**
  * Whether `header` is `Bearer <token>`. Both sides are hashed first so the comparison takes the
  * same time whatever the lengths, and `timingSafeEqual` compares the digests.
+ *
+ * @internal
  */
-function isBearerValid(header: string | undefined, token: string): boolean {
+export function isBearerValid(header: string | undefined, token: string): boolean {
   const match = header === undefined ? null : /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
   const presented = digest(match?.[1] ?? '');
   // Always compare, even without a header, so that a missing token costs the same as a wrong one.

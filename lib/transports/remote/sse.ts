@@ -62,6 +62,14 @@ export class SseParser {
     }
   }
 
+  /** Ends the stream: a last line without its line end, and a last event without its blank line, count. */
+  end(): void {
+    const rest = this.#rest + this.#decoder.decode();
+    this.#rest = '';
+    if (rest !== '') this.#line(rest);
+    this.#dispatch();
+  }
+
   #line(line: string): void {
     if (line === '') return this.#dispatch();
     if (this.#isSkipping || !line.startsWith('data:')) return;
@@ -85,4 +93,28 @@ export class SseParser {
     this.#isSkipping = false;
     if (data.length > 0) this.#onEvent(data.join('\n'));
   }
+}
+
+/**
+ * Yields the data of each event of an event-stream body, as each event ends (the last one also
+ * without its blank line). Stopping early ends the iteration of `body` (a fetch body is cancelled).
+ *
+ * @throws RangeError (from the iteration) for an event whose data is over `maxBytes`
+ * @internal
+ */
+export async function* sseEventData(body: AsyncIterable<Uint8Array>, maxBytes: number): AsyncGenerator<string> {
+  const events: string[] = [];
+  let isTooLarge = false;
+  const parser = new SseParser(
+    maxBytes,
+    (data) => void events.push(data),
+    () => void (isTooLarge = true),
+  );
+  for await (const chunk of body) {
+    parser.write(chunk);
+    if (isTooLarge) throw new RangeError(`an event-stream event was over ${maxBytes} bytes`);
+    yield* events.splice(0);
+  }
+  parser.end();
+  yield* events.splice(0);
 }
