@@ -131,11 +131,13 @@ function metaOf(params: unknown): Record<string, unknown> | undefined {
   return isPlainObject(meta) ? meta : undefined;
 }
 
+/** `node:crypto`, loaded on first use: a proxy that forwards messages without a trace context never makes an id. */
+let crypto: typeof CryptoModule | undefined;
+
 function randomHex(bytes: number): string {
+  crypto ??= require('node:crypto') as typeof CryptoModule;
   for (;;) {
-    // `node:crypto` is loaded on first use: a proxy that forwards messages without a trace
-    // context never makes an id.
-    const hex = (require('node:crypto') as typeof CryptoModule).randomBytes(bytes).toString('hex');
+    const hex = crypto.randomBytes(bytes).toString('hex');
     if (!/^0+$/.test(hex)) return hex;
   }
 }
