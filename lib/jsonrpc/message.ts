@@ -92,6 +92,11 @@ export function isRequestId(value: unknown): value is RequestId {
   return value === null || typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
 }
 
+/** Whether `value` is a JSON object: non-null, not an array. @internal */
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** Whether `value` is a valid `params` member: a non-null object or an array. */
 export function isParams(value: unknown): value is Params {
   return typeof value === 'object' && value !== null;

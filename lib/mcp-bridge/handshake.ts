@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 import { RpcError } from '../jsonrpc/errors';
-import type { JsonObject, JsonValue } from '../jsonrpc/message';
+import { isJsonObject, type JsonObject, type JsonValue } from '../jsonrpc/message';
 import type { McpCaller } from '../mcp/caller';
 import { McpBindingErrorCode, MCP_META_CLIENT_CAPABILITIES, MCP_META_CLIENT_INFO } from '../mcp/protocol';
 import { MCP_DISCOVER_METHOD, negotiateLegacyVersion } from './legacy-mcp';
@@ -33,15 +33,11 @@ export interface ClientHandshake {
   readonly clientInfo: JsonValue | undefined;
 }
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Reads an `initialize` request's params: the revision to answer with, and the client's identity. */
 export function clientHandshakeOf(params: JsonObject | undefined): ClientHandshake {
   return {
     protocolVersion: negotiateLegacyVersion(params?.protocolVersion),
-    clientCapabilities: isObject(params?.capabilities) ? params.capabilities : {},
+    clientCapabilities: isJsonObject(params?.capabilities) ? params.capabilities : {},
     clientInfo: params?.clientInfo,
   };
 }
@@ -59,14 +55,14 @@ export async function initializeResult(caller: McpCaller, server: HandshakeServe
   let discovered: JsonObject = {};
   try {
     const outcome = await caller.request(server.serverId, MCP_DISCOVER_METHOD, { _meta: meta });
-    if ('result' in outcome && isObject(outcome.result)) discovered = outcome.result;
+    if ('result' in outcome && isJsonObject(outcome.result)) discovered = outcome.result;
   } catch (error) {
     if (error instanceof RpcError && error.code === McpBindingErrorCode.ServerUnavailable) throw error;
   }
-  const serverInfo = isObject(discovered.serverInfo) ? discovered.serverInfo : {};
+  const serverInfo = isJsonObject(discovered.serverInfo) ? discovered.serverInfo : {};
   const result: JsonObject = {
     protocolVersion: client.protocolVersion,
-    capabilities: isObject(discovered.capabilities) ? discovered.capabilities : { ...FALLBACK_MCP_CAPABILITIES },
+    capabilities: isJsonObject(discovered.capabilities) ? discovered.capabilities : { ...FALLBACK_MCP_CAPABILITIES },
     serverInfo: { ...serverInfo, name: server.name, version: typeof serverInfo.version === 'string' ? serverInfo.version : '0.0.0' },
   };
   if (typeof discovered.instructions === 'string') result.instructions = discovered.instructions;

@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { validKindOf, type JsonObject, type RequestId } from '../jsonrpc/message';
+import { isJsonObject, validKindOf, type JsonObject, type RequestId } from '../jsonrpc/message';
 import { MCP_META_CLIENT_CAPABILITIES, MCP_META_CLIENT_INFO, MCP_META_PROTOCOL_VERSION, MCP_PROTOCOL_VERSION } from '../mcp/protocol';
 import type { BridgedServer, McpHttpEndpointOptions, ServedRoute } from './endpoint';
 import { bindingErrorResponse, forwardMcpRequest } from './forward';
@@ -26,10 +26,6 @@ interface Posted {
   readonly id: RequestId | undefined;
   readonly method: string | undefined;
   readonly params: JsonObject | undefined;
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Handles one POST. @internal */
@@ -131,7 +127,7 @@ export class McpPost {
     if (Array.isArray(value)) return void sendHttpError(this.#res, 400, null, -32600, 'Invalid Request: batches are not supported');
     const kind = validKindOf(value);
     const message = value as { id?: RequestId; method?: string; params?: unknown };
-    if (kind === undefined || (message.params !== undefined && !isObject(message.params))) {
+    if (kind === undefined || (message.params !== undefined && !isJsonObject(message.params))) {
       return void sendHttpError(this.#res, 400, null, -32600, 'Invalid Request: one JSON-RPC message with object params');
     }
     if (kind === 'response') return { id: undefined, method: undefined, params: undefined };
@@ -168,7 +164,7 @@ export class McpPost {
  * and info, and the revision, in `_meta` (beside what the client put there, e.g. `progressToken`).
  */
 export function withSessionMeta(params: JsonObject | undefined, session: McpSession): JsonObject {
-  const meta: JsonObject = { ...(isObject(params?._meta) ? params._meta : {}) };
+  const meta: JsonObject = { ...(isJsonObject(params?._meta) ? params._meta : {}) };
   meta[MCP_META_PROTOCOL_VERSION] = MCP_PROTOCOL_VERSION;
   meta[MCP_META_CLIENT_CAPABILITIES] = session.clientCapabilities;
   if (session.clientInfo !== undefined) meta[MCP_META_CLIENT_INFO] = session.clientInfo;

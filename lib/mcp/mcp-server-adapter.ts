@@ -10,7 +10,7 @@
  */
 import type * as McpServerLibrary from '@modelcontextprotocol/server';
 import { AcpWireError } from '../jsonrpc/errors';
-import type { JsonObject, JsonValue } from '../jsonrpc/message';
+import { isJsonObject, type JsonObject, type JsonValue } from '../jsonrpc/message';
 import { DEFAULT_MAX_LINE_BYTES } from '../framing/ndjson';
 import { sseEventData } from '../transports/remote/sse';
 import { parseMcpOutcome, type McpOutcome } from './protocol';
@@ -185,10 +185,6 @@ function headerValue(text: string): string {
   return isHeaderText(text) && !text.startsWith('=?base64?') ? text : `=?base64?${Buffer.from(text, 'utf8').toString('base64')}?=`;
 }
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** The outcome of one exchange: its JSON answer, or the answer at the end of its event stream. */
 async function outcomeOf(response: Response, context: McpRequestContext): Promise<McpOutcome> {
   const type = response.headers.get('content-type') ?? '';
@@ -202,11 +198,11 @@ async function outcomeOf(response: Response, context: McpRequestContext): Promis
 async function streamedOutcome(body: ReadableStream<Uint8Array>, context: McpRequestContext): Promise<McpOutcome> {
   for await (const data of sseEventData(body, DEFAULT_MAX_LINE_BYTES)) {
     const message = JSON.parse(data) as JsonValue;
-    if (!isObject(message)) continue;
+    if (!isJsonObject(message)) continue;
     if (Object.hasOwn(message, 'result') || Object.hasOwn(message, 'error')) return answerOutcome(message, context);
     // Revision 2026-07-28 has no server-to-client requests: only notifications (no id) are related.
     if (typeof message.method === 'string' && !Object.hasOwn(message, 'id')) {
-      context.notify(message.method, isObject(message.params) ? message.params : undefined);
+      context.notify(message.method, isJsonObject(message.params) ? message.params : undefined);
     }
   }
   context.signal.throwIfAborted();
@@ -215,9 +211,9 @@ async function streamedOutcome(body: ReadableStream<Uint8Array>, context: McpReq
 
 /** The inner outcome of a JSON-RPC answer, without its framing (`jsonrpc`, `id`). */
 function answerOutcome(answer: JsonValue, context: McpRequestContext): McpOutcome {
-  const outcome = isObject(answer) ? parseMcpOutcome(answer) : undefined;
+  const outcome = isJsonObject(answer) ? parseMcpOutcome(answer) : undefined;
   // An answer refused before dispatch may carry no id (`null` or absent); any other must be ours.
-  const id = isObject(answer) ? answer.id : undefined;
+  const id = isJsonObject(answer) ? answer.id : undefined;
   const isOurs = id === context.requestId || ((id === undefined || id === null) && outcome !== undefined && 'error' in outcome);
   if (!outcome || !isOurs) throw new Error('the MCP server library answered with an invalid JSON-RPC response');
   return 'error' in outcome ? { error: outcome.error } : { result: outcome.result };

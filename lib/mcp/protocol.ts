@@ -5,7 +5,7 @@
  *
  * @packageDocumentation
  */
-import type { JsonObject, JsonValue } from '../jsonrpc/message';
+import { isJsonObject, type JsonObject, type JsonValue } from '../jsonrpc/message';
 import type { AcpVersion } from '../acp/negotiation';
 import type { McpError, McpServerAcp, MessageMcpNotification, MessageMcpRequest } from '../acp/schema/mcp';
 
@@ -84,13 +84,9 @@ export interface McpEnvelope {
   readonly meta: JsonObject | undefined;
 }
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Whether an `mcpServers` entry is a server provided over ACP. */
 export function isMcpServerDeclaration(value: unknown): value is McpServerDeclaration {
-  return isObject(value) && value.type === 'acp' && typeof value.name === 'string' && typeof value.serverId === 'string';
+  return isJsonObject(value) && value.type === 'acp' && typeof value.name === 'string' && typeof value.serverId === 'string';
 }
 
 /**
@@ -98,16 +94,16 @@ export function isMcpServerDeclaration(value: unknown): value is McpServerDeclar
  * malformed (the binding answers such a request `-32602`).
  */
 export function parseMcpEnvelope(params: unknown): McpEnvelope | undefined {
-  if (!isObject(params)) return undefined;
+  if (!isJsonObject(params)) return undefined;
   const { serverId, requestId, method, params: inner, _meta: meta } = params;
   if (typeof serverId !== 'string' || typeof requestId !== 'string' || typeof method !== 'string') return undefined;
-  if (inner !== undefined && inner !== null && !isObject(inner)) return undefined;
-  if (meta !== undefined && meta !== null && !isObject(meta)) return undefined;
+  if (inner !== undefined && inner !== null && !isJsonObject(inner)) return undefined;
+  if (meta !== undefined && meta !== null && !isJsonObject(meta)) return undefined;
   return { serverId, requestId, method, params: inner ?? undefined, meta: meta ?? undefined };
 }
 
 function isMcpError(value: unknown): value is McpError {
-  return isObject(value) && Number.isInteger(value.code) && typeof value.message === 'string';
+  return isJsonObject(value) && Number.isInteger(value.code) && typeof value.message === 'string';
 }
 
 /**
@@ -115,8 +111,8 @@ function isMcpError(value: unknown): value is McpError {
  * carrier with both prefers `result`, as the binding says; a `_meta` that is not an object is dropped.
  */
 export function parseMcpOutcome(value: unknown): McpOutcome | undefined {
-  if (!isObject(value)) return undefined;
-  const meta = isObject(value._meta) ? { _meta: value._meta } : {};
+  if (!isJsonObject(value)) return undefined;
+  const meta = isJsonObject(value._meta) ? { _meta: value._meta } : {};
   if (Object.hasOwn(value, 'result') && value.result !== undefined) return { result: value.result, ...meta };
   if (isMcpError(value.error)) return { error: value.error, ...meta };
   return undefined;
@@ -143,7 +139,7 @@ export interface McpCallerIdentity {
  * (revision, client capabilities, client info), keeping whatever the params already carry.
  */
 export function withMcpRequestMeta(params: JsonObject | undefined, identity: McpCallerIdentity = {}): JsonObject {
-  const meta: JsonObject = { ...(isObject(params?._meta) ? params._meta : {}) };
+  const meta: JsonObject = { ...(isJsonObject(params?._meta) ? params._meta : {}) };
   if (!Object.hasOwn(meta, MCP_META_PROTOCOL_VERSION)) meta[MCP_META_PROTOCOL_VERSION] = MCP_PROTOCOL_VERSION;
   if (!Object.hasOwn(meta, MCP_META_CLIENT_CAPABILITIES)) meta[MCP_META_CLIENT_CAPABILITIES] = identity.clientCapabilities ?? {};
   if (identity.clientInfo && !Object.hasOwn(meta, MCP_META_CLIENT_INFO)) meta[MCP_META_CLIENT_INFO] = { ...identity.clientInfo };
@@ -167,16 +163,16 @@ export interface McpTransports {
  * is always supported), v2 `capabilities.session.mcp` (an object for each supported transport).
  */
 export function mcpTransportsOf(version: AcpVersion, initializeResult: unknown): McpTransports {
-  const result = isObject(initializeResult) ? initializeResult : {};
+  const result = isJsonObject(initializeResult) ? initializeResult : {};
   if (version === 1) {
-    const agent = isObject(result.agentCapabilities) ? result.agentCapabilities : {};
-    const mcp = isObject(agent.mcpCapabilities) ? agent.mcpCapabilities : {};
+    const agent = isJsonObject(result.agentCapabilities) ? result.agentCapabilities : {};
+    const mcp = isJsonObject(agent.mcpCapabilities) ? agent.mcpCapabilities : {};
     return { stdio: true, http: mcp.http === true, sse: mcp.sse === true, acp: mcp.acp === true };
   }
-  const capabilities = isObject(result.capabilities) ? result.capabilities : {};
-  const session = isObject(capabilities.session) ? capabilities.session : {};
-  const mcp = isObject(session.mcp) ? session.mcp : {};
-  return { stdio: isObject(mcp.stdio), http: isObject(mcp.http), sse: false, acp: isObject(mcp.acp) };
+  const capabilities = isJsonObject(result.capabilities) ? result.capabilities : {};
+  const session = isJsonObject(capabilities.session) ? capabilities.session : {};
+  const mcp = isJsonObject(session.mcp) ? session.mcp : {};
+  return { stdio: isJsonObject(mcp.stdio), http: isJsonObject(mcp.http), sse: false, acp: isJsonObject(mcp.acp) };
 }
 
 /**
@@ -185,12 +181,12 @@ export function mcpTransportsOf(version: AcpVersion, initializeResult: unknown):
  */
 export function withAcpMcpTransport(version: AcpVersion, initializeResult: JsonObject): JsonObject {
   if (version === 1) {
-    const agent = isObject(initializeResult.agentCapabilities) ? initializeResult.agentCapabilities : {};
-    const mcp = isObject(agent.mcpCapabilities) ? agent.mcpCapabilities : {};
+    const agent = isJsonObject(initializeResult.agentCapabilities) ? initializeResult.agentCapabilities : {};
+    const mcp = isJsonObject(agent.mcpCapabilities) ? agent.mcpCapabilities : {};
     return { ...initializeResult, agentCapabilities: { ...agent, mcpCapabilities: { ...mcp, acp: true } } };
   }
-  const capabilities = isObject(initializeResult.capabilities) ? initializeResult.capabilities : {};
-  const session = isObject(capabilities.session) ? capabilities.session : {};
-  const mcp = isObject(session.mcp) ? session.mcp : {};
+  const capabilities = isJsonObject(initializeResult.capabilities) ? initializeResult.capabilities : {};
+  const session = isJsonObject(capabilities.session) ? capabilities.session : {};
+  const mcp = isJsonObject(session.mcp) ? session.mcp : {};
   return { ...initializeResult, capabilities: { ...capabilities, session: { ...session, mcp: { ...mcp, acp: {} } } } };
 }

@@ -161,7 +161,7 @@ export class McpProvider {
         new RpcError(McpBindingErrorCode.ResourceLimitExceeded, 'MCP server has too many active requests', { serverId: envelope.serverId }),
       );
     }
-    const run = new McpRequestRun(envelope, [responder.signal], (method, params) =>
+    const run = new McpRequestRun(envelope, responder.signal, (method, params) =>
       notifications.sendNotification(MCP_MESSAGE_METHOD, notificationParams(envelope, method, params)),
     );
     server.active.set(envelope.requestId, run);

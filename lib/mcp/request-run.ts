@@ -6,7 +6,7 @@
  * @packageDocumentation
  */
 import { RpcError } from '../jsonrpc/errors';
-import type { JsonObject, JsonValue } from '../jsonrpc/message';
+import { isJsonObject, type JsonObject, type JsonValue } from '../jsonrpc/message';
 import {
   MCP_META_CLIENT_CAPABILITIES,
   MCP_META_CLIENT_INFO,
@@ -81,34 +81,37 @@ export class McpProtocolError extends Error {
 /** A failure the binding found itself (the handler's outcome was not one). */
 class InvalidOutcome extends Error {}
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** The state of one request at its provider. @internal */
 export class McpRequestRun {
   readonly #envelope: McpEnvelope;
   readonly #controller = new AbortController();
-  readonly #sources: readonly AbortSignal[];
+  readonly #callerSignal: AbortSignal;
   readonly #notify: (method: string, params: JsonObject | undefined) => void;
   #done = false;
-  /** Settles (never rejects) when the handler has finished. */
-  settled: Promise<void> = Promise.resolve();
+  #settled: Promise<void> = Promise.resolve();
 
-  constructor(envelope: McpEnvelope, sources: readonly AbortSignal[], notify: (method: string, params: JsonObject | undefined) => void) {
+  /**
+   * @param envelope - the request
+   * @param callerSignal - aborts when the caller cancels or the connection closes
+   * @param notify - sends one of the request's notifications toward the caller
+   */
+  constructor(envelope: McpEnvelope, callerSignal: AbortSignal, notify: (method: string, params: JsonObject | undefined) => void) {
     this.#envelope = envelope;
-    this.#sources = sources;
+    this.#callerSignal = callerSignal;
     this.#notify = notify;
+  }
+
+  /** Settles (never rejects) when the handler has finished. */
+  get settled(): Promise<void> {
+    return this.#settled;
   }
 
   /** Runs the handler; resolves with the outcome, rejects with the binding's `RpcError`. */
   start(handler: McpRequestHandler): Promise<McpOutcome> {
-    for (const source of this.#sources) {
-      if (source.aborted) this.#abort(source);
-      else source.addEventListener('abort', this.#onAbort, { once: true });
-    }
+    if (this.#callerSignal.aborted) this.abort(this.#callerSignal.reason);
+    else this.#callerSignal.addEventListener('abort', this.#onAbort, { once: true });
     const outcome = this.#run(handler);
-    this.settled = outcome.then(
+    this.#settled = outcome.then(
       () => undefined,
       () => undefined,
     );
@@ -126,22 +129,18 @@ export class McpRequestRun {
     if (!this.#controller.signal.aborted) this.#controller.abort(reason);
   }
 
-  readonly #onAbort = (event: Event): void => this.#abort(event.target as AbortSignal);
-
-  #abort(source: AbortSignal): void {
-    this.abort(source.reason);
-  }
+  readonly #onAbort = (): void => this.abort(this.#callerSignal.reason);
 
   #finish<T>(outcome: () => T): T {
     this.#done = true;
-    for (const source of this.#sources) source.removeEventListener('abort', this.#onAbort);
+    this.#callerSignal.removeEventListener('abort', this.#onAbort);
     if (this.#controller.signal.aborted) throw cancelled();
     return outcome();
   }
 
   async #run(handler: McpRequestHandler): Promise<McpOutcome> {
     const { serverId, requestId, method, params, meta } = this.#envelope;
-    const inner = isObject(params?._meta) ? params._meta : {};
+    const inner = isJsonObject(params?._meta) ? params._meta : {};
     const protocolVersion = inner[MCP_META_PROTOCOL_VERSION];
     const clientCapabilities = inner[MCP_META_CLIENT_CAPABILITIES];
     if (typeof protocolVersion !== 'string') return invalidParams(`params._meta has no ${MCP_META_PROTOCOL_VERSION}`);
@@ -149,7 +148,7 @@ export class McpRequestRun {
       const data = { supported: [MCP_PROTOCOL_VERSION], requested: protocolVersion };
       return { error: { code: -32022, message: 'Unsupported protocol version', data } };
     }
-    if (!isObject(clientCapabilities)) return invalidParams(`params._meta has no ${MCP_META_CLIENT_CAPABILITIES}`);
+    if (!isJsonObject(clientCapabilities)) return invalidParams(`params._meta has no ${MCP_META_CLIENT_CAPABILITIES}`);
     if (this.#controller.signal.aborted) throw cancelled();
     const context: McpRequestContext = {
       serverId,
@@ -193,7 +192,7 @@ function invalidParams(message: string): McpOutcome {
 
 /** Exactly one of a defined `result` or an MCP `error`, as the binding requires of a sender. */
 function validOutcome(outcome: unknown): McpOutcome {
-  if (isObject(outcome) && Object.hasOwn(outcome, 'result') !== Object.hasOwn(outcome, 'error')) {
+  if (isJsonObject(outcome) && Object.hasOwn(outcome, 'result') !== Object.hasOwn(outcome, 'error')) {
     const parsed = parseMcpOutcome(outcome);
     if (parsed) return parsed;
   }
