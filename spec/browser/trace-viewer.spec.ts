@@ -6,10 +6,10 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { RpcError, TraceStore, serveTraceViewer, type JsonObject, type TraceViewer } from '../../lib';
 import { AGENT_COMMAND, CLIENT_INIT, PASSTHROUGH_COMMAND, ROOT, ensureBuilt, startTracedChain, tempDir } from '../trace/helpers';
-import { CHROMIUM, CHROMIUM_FLAGS } from '../helpers/chromium';
+import { CHROMIUM, openBrowser, type Browser } from '../helpers/chromium';
 
 const ARTIFACTS = join(ROOT, 'test-artifacts');
 
@@ -38,41 +38,6 @@ async function captureRealTrace(file: string): Promise<void> {
   } finally {
     await chain.close();
   }
-}
-
-/** A fresh browser profile and every request the page makes. */
-interface Browser {
-  readonly context: BrowserContext;
-  readonly page: Page;
-  readonly requested: URL[];
-  close(): Promise<void>;
-}
-
-async function openBrowser(): Promise<Browser> {
-  const profile = tempDir();
-  const context = await chromium.launchPersistentContext(profile.path, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [...CHROMIUM_FLAGS],
-  });
-  const requested: URL[] = [];
-  // Every request goes through here: those off 127.0.0.1 are recorded and refused.
-  await context.route('**/*', async (route) => {
-    const url = new URL(route.request().url());
-    requested.push(url);
-    if (url.hostname === '127.0.0.1') await route.continue();
-    else await route.abort();
-  });
-  const page = context.pages()[0] ?? (await context.newPage());
-  return {
-    context,
-    page,
-    requested,
-    close: async () => {
-      await context.close();
-      profile.remove();
-    },
-  };
 }
 
 function laneTitles(page: Page): Promise<string[]> {
