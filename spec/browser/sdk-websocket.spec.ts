@@ -9,24 +9,28 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { existsSync } from 'node:fs';
 import { expect } from 'chai';
-import { build } from 'esbuild';
+import { build, stop as stopEsbuild } from 'esbuild';
 import type { Page } from 'playwright-core';
 import { CHROMIUM, openBrowser, type Browser } from '../helpers/chromium';
 import { childProcesses } from '../helpers/process-table';
 import { CLI, CONFORMANCE_AGENT, ensureBuilt, spawnScript, stopAll, type SpawnedProcess } from '../helpers/processes';
 import { PROMPTS, type PageOutcome } from './sdk-page-contract';
 
-/** The page's script: spec/browser/sdk-page.ts and the SDK, bundled for the browser. */
+/** The page's script: spec/browser/sdk-page.ts and the SDK, bundled for the browser; esbuild's service process ends after. */
 async function bundlePage(): Promise<string> {
-  const result = await build({
-    entryPoints: [join(__dirname, 'sdk-page.ts')],
-    bundle: true,
-    write: false,
-    format: 'iife',
-    platform: 'browser',
-    logLevel: 'silent',
-  });
-  return result.outputFiles[0]!.text;
+  try {
+    const result = await build({
+      entryPoints: [join(__dirname, 'sdk-page.ts')],
+      bundle: true,
+      write: false,
+      format: 'iife',
+      platform: 'browser',
+      logLevel: 'silent',
+    });
+    return result.outputFiles[0]!.text;
+  } finally {
+    await stopEsbuild();
+  }
 }
 
 /** An HTTP server on 127.0.0.1 serving the page: its origin is `http://127.0.0.1:<port>`. */
@@ -103,7 +107,8 @@ async function runPage(browser: Browser, url: string): Promise<{ outcome: PageOu
   try {
     const sockets = watchSockets(page);
     await page.goto(url);
-    const outcome = (await page.evaluate('globalThis.acpOutcome')) as PageOutcome;
+    const outcome = (await page.evaluate('globalThis.acpOutcome')) as PageOutcome | undefined;
+    if (outcome === undefined) throw new Error('the page has no acpOutcome: its script did not run');
     return { outcome, sockets };
   } finally {
     await page.close();
@@ -151,6 +156,7 @@ describe("the official SDK's browser WebSocket client against acp-wire serve --a
     // The slow turn sends its first word at once and the next one seconds later: the page cancels in between.
     expect(cancelled).to.deep.include({ kinds, text: 'echo: ', stopReason: 'cancelled', userMessageId: cancelled.messageId });
     expect(cancelled.messageId).to.be.a('string').and.not.equal(turn.messageId);
+    expect(browser!.requested.filter((url) => url.hostname !== '127.0.0.1').map(String)).to.deep.equal([]);
     expect(await stopServe(serve!)).to.equal(0);
   });
 
