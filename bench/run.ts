@@ -59,8 +59,14 @@ async function framing(options: BenchOptions): Promise<FramerResult[]> {
 
 async function hosting(options: BenchOptions): Promise<HostingResult | undefined> {
   if (options.hostingClients === 0) return undefined;
-  progress(`hosting: ${options.hostingClients} idle clients in process, ${options.hostingProcesses} with a process each, up to ${options.hostingMax} on one serve`);
-  return runOnce<HostingResult>('hosting.js', [String(options.hostingClients), String(options.hostingProcesses), String(options.hostingMax)]);
+  progress(
+    `hosting: ${options.hostingClients} idle clients in process, ${options.hostingProcesses} with a process each, up to ${options.hostingMax} on one serve`,
+  );
+  return runOnce<HostingResult>('hosting.js', [
+    String(options.hostingClients),
+    String(options.hostingProcesses),
+    String(options.hostingMax),
+  ]);
 }
 
 async function sideBySide(options: BenchOptions): Promise<SideBySide> {

@@ -4,6 +4,7 @@
  *
  * @packageDocumentation
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Duplex } from 'node:stream';
 import { PassThrough } from 'node:stream';
 import { Connection, setRequestGate, type ConnectionOptions } from '../connection/connection';
@@ -48,6 +49,9 @@ export type HostedAgent = object | undefined | void;
  * - A factory that throws (or rejects) fails this client only: each request it sent, or sends in
  *   the next two seconds, is answered `-32603` with `data: { reason: 'agent_failed_to_start' }`,
  *   then its connection is closed; the error is reported on the server's side.
+ * - Everything the instance runs (the factory, its handlers, what they schedule) carries its async
+ *   context: `serve` closes the client of an instance that throws outside its handlers (a timer
+ *   callback, a promise nobody awaits), and only that one.
  * @example
  * ```ts
  * import { AcpAgent, type AgentFactory } from 'acp-wire';
@@ -58,12 +62,16 @@ export type HostedAgent = object | undefined | void;
  */
 export type AgentFactory = (connection: Connection, info: AgentFactoryInfo) => HostedAgent | Promise<HostedAgent>;
 
-/** What went wrong with one hosted instance: its factory failed, or its dispose failed or took too long. */
+/** What went wrong with one hosted instance: its factory failed, it threw outside its handlers, or its dispose failed or took too long. */
 export interface HostedAgentFailure {
   /** The client connection's id. */
   readonly connectionId: string;
-  /** `'start'`: the factory threw or rejected; `'dispose'`: its dispose threw, rejected or overran `disposeTimeoutMs`. */
-  readonly stage: 'start' | 'dispose';
+  /**
+   * `'start'`: the factory threw or rejected; `'run'`: the instance threw outside its handlers
+   * (see {@link AgentHost.failCurrent}); `'dispose'`: its dispose threw, rejected or overran
+   * `disposeTimeoutMs`.
+   */
+  readonly stage: 'start' | 'run' | 'dispose';
   /** What was thrown (an `Error` naming the timeout for an overrun dispose). */
   readonly error: unknown;
 }
@@ -98,6 +106,7 @@ const FAILED_CONNECTION_GRACE_MS = 2000;
 export class AgentHost {
   readonly #options: AgentHostOptions;
   readonly #running = new Set<Promise<void>>();
+  readonly #context = new AsyncLocalStorage<InstanceScope>();
 
   constructor(options: AgentHostOptions) {
     this.#options = options;
@@ -116,23 +125,57 @@ export class AgentHost {
     // Nothing is read from the client until the factory has registered its handlers.
     const input = new PassThrough();
     const connection = new Connection(input, stream, this.#options.connection);
+    const scope = this.#scopeOf(connection, client.connectionId);
     const aborter = new AbortController();
     const closed = new Promise<void>((resolve) => connection.once('close', () => resolve()));
-    stream.once('close', () => void connection.close());
-    void closed.then(() => {
-      aborter.abort();
-      void connection.close().then(() => stream.destroy());
-    });
+    stream.once('close', () => scope.run(() => void connection.close()));
+    void closed.then(() =>
+      scope.run(() => {
+        aborter.abort();
+        void connection.close().then(() => stream.destroy());
+      }),
+    );
     const info: AgentFactoryInfo = { connectionId: client.connectionId, transport: client.transport, signal: aborter.signal };
-    const instance = this.#start(connection, info).finally(() => stream.pipe(input));
+    const instance = scope.run(() => this.#start(connection, info)).finally(() => feed(stream, input, scope));
     const running: Promise<void> = instance
       .then(async (made) => {
         await closed;
-        if (made.isMade) await this.#dispose(made.agent, info.connectionId);
+        if (made.isMade) await scope.run(() => this.#dispose(made.agent, info.connectionId));
       })
       .finally(() => this.#running.delete(running));
     this.#running.add(running);
     return connectionWorkProbe(connection);
+  }
+
+  /**
+   * Fails the instance the code running now belongs to, if any: reports `error` (stage `'run'`)
+   * and closes its connection (which disposes it). For what an instance threw outside its handlers
+   * (a timer callback, an event listener, a promise nobody awaited), caught by the process's
+   * `'uncaughtException'` and `'unhandledRejection'` listeners, which run in the context of the
+   * code that threw.
+   *
+   * @returns whether the code running now belongs to one of this host's instances
+   */
+  failCurrent(error: unknown): boolean {
+    const scope = this.#context.getStore();
+    if (!scope) return false;
+    scope.fail(error);
+    return true;
+  }
+
+  /** One instance's async context: everything it runs (its factory, its handlers, what they schedule) carries it. */
+  #scopeOf(connection: Connection, connectionId: string): InstanceScope {
+    let hasFailed = false;
+    const scope: InstanceScope = {
+      run: (fn) => this.#context.run(scope, fn),
+      fail: (error) => {
+        if (hasFailed) return;
+        hasFailed = true;
+        this.#options.onFailure({ connectionId, stage: 'run', error });
+        void connection.close();
+      },
+    };
+    return scope;
   }
 
   /** Resolves once every instance hosted so far has been disposed (their connections closed first). */
@@ -168,6 +211,27 @@ export class AgentHost {
       clearTimeout(timer);
     }
   }
+}
+
+/** The async context of one hosted instance. */
+interface InstanceScope {
+  /** Runs `fn` in the instance's context. */
+  run<T>(fn: () => T): T;
+  /** Reports `error` as the instance's failure and closes its connection, once. */
+  fail(error: unknown): void;
+}
+
+/**
+ * Passes what the client sends to the connection's input, each chunk in the instance's context
+ * (so its handlers, and what they schedule, carry it), with the stream's backpressure.
+ */
+function feed(stream: Duplex, input: PassThrough, scope: InstanceScope): void {
+  stream.on('data', (chunk: Buffer | string) => {
+    if (scope.run(() => input.write(chunk))) return;
+    stream.pause();
+    input.once('drain', () => stream.resume());
+  });
+  stream.once('end', () => scope.run(() => input.end()));
 }
 
 /** The dispose method of a hosted agent, bound to it, if it has one. */

@@ -71,6 +71,10 @@ function factoryOf(exports: unknown): AgentFactory | undefined {
  * `serve`'s hosting of one agent instance per client, made by `factory` in this process: a failing
  * instance is reported on stderr and fails its own client only.
  *
+ * @remarks Until `ended()` has resolved, the process's `'uncaughtException'` and
+ * `'unhandledRejection'` listeners fail the instance whose code threw (see
+ * {@link AgentHost.failCurrent}); what no instance threw is reported and ends the process with
+ * exit code 1, as Node does by default.
  * @param disposeTimeoutMs - how long an instance's dispose may take (`--kill-timeout`)
  * @param logger - each client connection's logger (bad input, closes with an error)
  */
@@ -81,15 +85,31 @@ export function moduleHosting(factory: AgentFactory, disposeTimeoutMs: number, l
     disposeTimeoutMs,
     onFailure: reportFailure,
   });
+  const onUncaught = (error: unknown): void => {
+    if (host.failCurrent(error)) return;
+    report('serve', `uncaught exception outside any agent instance: ${(error as Error)?.stack ?? String(error)}`);
+    process.exit(1);
+  };
+  process.on('uncaughtException', onUncaught);
+  process.on('unhandledRejection', onUncaught);
   return {
     onStream: (stream, info) => host.host(stream, info),
     processes: () => [],
-    ended: () => host.whenAllEnded(),
+    ended: async () => {
+      await host.whenAllEnded();
+      process.removeListener('uncaughtException', onUncaught);
+      process.removeListener('unhandledRejection', onUncaught);
+    },
   };
 }
 
+const FAILURES: Record<HostedAgentFailure['stage'], string> = {
+  start: 'could not be made',
+  run: 'failed, its client is closed',
+  dispose: 'failed to dispose',
+};
+
 function reportFailure({ connectionId, stage, error }: HostedAgentFailure): void {
-  const what = stage === 'start' ? 'could not be made' : 'failed to dispose';
   const message = error instanceof Error ? error.message : String(error);
-  report('serve', `the agent of client ${connectionId} ${what}: ${message}`);
+  report('serve', `the agent of client ${connectionId} ${FAILURES[stage]}: ${message}`);
 }

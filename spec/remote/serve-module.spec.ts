@@ -247,6 +247,36 @@ describe('acp-wire serve --agent-module (real processes)', () => {
       await next.close();
       expect(await stopServe(serve)).to.equal(0);
     });
+    for (const [method, thrown] of [
+      ['fixture/throwLater', 'throws in a timer'],
+      ['fixture/rejectLater', 'rejects unhandled'],
+    ] as const) {
+      it(`fails only the instance that ${thrown} outside its handlers: its client is closed, the others are served`, async () => {
+        const serve = await startServe(FIXTURE);
+        const other = await connectRaw(serve.url);
+        await other.request(1, 'initialize', INIT_V1);
+        const failing = await connectRaw(serve.url);
+        await failing.request(1, 'initialize', INIT_V1);
+        expect(await failing.request(2, method)).to.deep.equal({ jsonrpc: '2.0', id: 2, result: { scheduled: true } });
+        await failing.closed;
+        await serve.stderr.findText(
+          new RegExp(`^acp-wire serve: the agent of client [\\w-]+ failed, its client is closed: instance 2 ${thrown}$`, 'm'),
+        );
+        await serve.stderr.findText(/^disposed 2 [\w-]+ connection-closed=true$/m);
+        expect(await other.request(2, 'fixture/instance')).to.have.nested.property('result.instance', 1);
+        const next = await connectRaw(serve.url);
+        expect(await next.request(1, 'fixture/instance')).to.have.nested.property('result.instance', 3);
+        expect(await stopServe(serve)).to.equal(0);
+      });
+    }
+
+    it('exits 1 on an exception no instance threw, saying so', async () => {
+      const serve = await startServe(FIXTURE, [], { FIXTURE_THROW_OUTSIDE: '1' });
+      expect((await serve.exited).code).to.equal(1);
+      expect(serve.stderr.text).to.match(
+        /^acp-wire serve: uncaught exception outside any agent instance: Error: the module throws outside any instance$/m,
+      );
+    });
   });
 
   describe('the server around them', () => {
