@@ -9,6 +9,8 @@ import { connectHttp, connectWebSocket, type Connection } from '../../lib';
 import { childProcesses } from '../helpers/process-table';
 import { CLI, CONFORMANCE_AGENT, ROOT, childClosed, spawnScript, stopAll, useBuild, type SpawnedProcess } from '../helpers/processes';
 
+/** The example agent module of docs/remote.md, compiled. */
+const MODULE_AGENT = join(ROOT, 'dist', 'examples', 'module-agent.js');
 /** An ES module that logs each instance's life on stderr (see the fixture). */
 const FIXTURE = join(ROOT, 'spec', 'fixtures', 'agent-module.mjs');
 const INIT_V1 = { protocolVersion: 1, clientInfo: { name: 'spec-client', version: '1.0.0' } };
@@ -47,13 +49,16 @@ interface RawClient {
 
 const rawClients = new Set<WebSocket>();
 
-async function connectRaw(url: string): Promise<RawClient> {
+/** Connects a raw client; `onMessage` sees every message as it arrives. */
+async function connectRaw(url: string, onMessage: (message: Message) => void = () => {}): Promise<RawClient> {
   const ws = new WebSocket(url);
   rawClients.add(ws);
   const received: Message[] = [];
   const waiters = new Set<() => void>();
   ws.on('message', (data) => {
-    received.push(JSON.parse(String(data)) as Message);
+    const message = JSON.parse(String(data)) as Message;
+    onMessage(message);
+    received.push(message);
     for (const wake of waiters) wake();
   });
   const closed = new Promise<{ code: number; reason: string }>((resolve) =>
@@ -179,6 +184,40 @@ describe('acp-wire serve --agent-module (real processes)', () => {
       expect(await held).to.deep.equal({ jsonrpc: '2.0', id: 2, result: { held: true } });
       expect((await busy.closed).code).to.equal(1001);
       expect((await serve.exited).code).to.equal(0);
+    });
+  });
+
+  describe('with examples/module-agent.ts', () => {
+    /** Runs one v1 turn saying `text` and resolves with the text the agent streamed back. */
+    async function turn(client: RawClient, id: number, sessionId: string, text: string): Promise<string> {
+      const answer = await client.request(id, 'session/prompt', { sessionId, prompt: [{ type: 'text', text }] });
+      expect(answer).to.deep.equal({ jsonrpc: '2.0', id, result: { stopReason: 'end_turn' } });
+      return streamed.get(client)!.splice(0).join('');
+    }
+    const streamed = new Map<RawClient, string[]>();
+
+    async function session(url: string): Promise<{ client: RawClient; sessionId: string }> {
+      const client = await connectRaw(url, (message) => {
+        const update = (message.params as { update?: { content?: { text?: string } } } | undefined)?.update;
+        if (message.method === 'session/update' && update?.content?.text !== undefined) streamed.get(client)!.push(update.content.text);
+      });
+      streamed.set(client, []);
+      await client.request(1, 'initialize', INIT_V1);
+      const { sessionId } = (await client.request(2, 'session/new', { cwd: '/', mcpServers: [] })).result as { sessionId: string };
+      return { client, sessionId };
+    }
+
+    it('gives each client an instance of its own: each counts its own turns', async () => {
+      const serve = await startServe(MODULE_AGENT);
+      const first = await session(serve.url);
+      const second = await session(serve.url);
+      expect(await turn(first.client, 3, first.sessionId, 'hello')).to.equal('Turn 1, you said: hello ');
+      expect(await turn(first.client, 4, first.sessionId, 'again')).to.equal('Turn 2, you said: again ');
+      expect(await turn(second.client, 3, second.sessionId, 'hi')).to.equal('Turn 1, you said: hi ');
+      first.client.close();
+      second.client.close();
+      await Promise.all([first.client.closed, second.client.closed]);
+      expect(await stopServe(serve)).to.equal(0);
     });
   });
 
