@@ -42,7 +42,8 @@ export type HostedAgent = object | undefined | void;
  *   Nothing the client sent is dispatched before the factory returns (or its promise resolves),
  *   so an async factory misses nothing.
  * - Keep per-client state in the instance, not in module variables: every client of the server
- *   shares the module.
+ *   shares the module. Import the acp-wire that runs the server: a `Connection` of another copy
+ *   makes `new AcpAgent(connection, …)` throw a `TypeError`.
  * - When the client leaves, its connection closes (its handlers' signals abort, its pending
  *   requests reject), `info.signal` aborts, then the returned value's `[Symbol.asyncDispose]()` or
  *   `[Symbol.dispose]()` runs.

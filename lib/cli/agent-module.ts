@@ -41,11 +41,16 @@ export async function loadAgentFactory(file: string): Promise<AgentFactory> {
   return factory;
 }
 
+/** Codes of an `import()` that a `require` may still load: a file type only a require hook knows. */
+const REQUIRE_INSTEAD = new Set(['ERR_UNKNOWN_FILE_EXTENSION', 'MODULE_NOT_FOUND']);
+
 async function importModule(path: string): Promise<unknown> {
   try {
     return await import(pathToFileURL(path).href);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException)?.code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw error;
+    // MODULE_NOT_FOUND for a file that exists: this file was compiled to `require()` the URL (it
+    // runs from source under a require hook), or the module lacks a dependency (`require` says so).
+    if (!REQUIRE_INSTEAD.has((error as NodeJS.ErrnoException)?.code ?? '')) throw error;
     return require(path) as unknown;
   }
 }

@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import { AgentHost, type AgentFactory, type HostedAgentFailure } from '../../lib/acp/agent-host';
-import { connectWebSocket, listenRemoteStreams, type Connection, type RemoteListener } from '../../lib';
+import { AcpAgent, connectWebSocket, listenRemoteStreams, type Connection, type RemoteListener } from '../../lib';
 
 describe('AgentHost', () => {
   let listener: RemoteListener | undefined;
@@ -108,5 +108,14 @@ describe('AgentHost', () => {
     expect(failures.map(({ stage, error }) => ({ stage, message: (error as Error).message }))).to.deep.equal([
       { stage: 'run', message: 'from a timer of the instance' },
     ]);
+  });
+
+  it('an AcpAgent given a Connection of another acp-wire copy throws a TypeError that says so (an agent module with its own copy)', () => {
+    // What a Connection built by another copy looks like to this one: the same methods, none of its hooks.
+    const foreign = { onRequest: () => ({}), onNotification: () => ({}), once: () => foreign } as unknown as Connection;
+    expect(() => new AcpAgent(foreign, { info: { name: 'a', version: '1' }, prompt: () => 'end_turn' })).to.throw(
+      TypeError,
+      'this Connection was not made by this copy of acp-wire: load acp-wire once (one version, one path) per process',
+    );
   });
 });
