@@ -310,8 +310,8 @@ describe('acp-wire serve --agent-module (real processes)', () => {
     }
 
     it('exits 1 on an exception no instance threw, saying so', async () => {
-      const serve = await startServe(FIXTURE, [], { FIXTURE_THROW_OUTSIDE: '1' });
-      expect((await serve.exited).code).to.equal(1);
+      const serve = spawnScript(CLI, ['serve', '--agent-module', FIXTURE], { env: { FIXTURE_THROW_OUTSIDE: '1' } });
+      expect((await childClosed(serve.child)).code).to.equal(1);
       expect(serve.stderr.text).to.match(
         /^acp-wire serve: uncaught exception outside any agent instance: Error: the module throws outside any instance$/m,
       );
