@@ -6,11 +6,10 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Duplex } from 'node:stream';
-import { PassThrough } from 'node:stream';
-import { Connection, setRequestGate, type ConnectionOptions } from '../connection/connection';
-import { RpcError } from '../jsonrpc/errors';
+import type { Connection, ConnectionOptions } from '../connection/connection';
 import { connectionWorkProbe, type WorkProbe } from '../server/work-probe';
 import type { RemoteTransport } from '../transports/remote/remote-server';
+import { HostedInstance, type InstanceHost } from './hosted-instance';
 
 /** Who one hosted agent instance serves: what an {@link AgentFactory} receives beside its connection. */
 export interface AgentFactoryInfo {
@@ -89,12 +88,6 @@ export interface AgentHostOptions {
   readonly onFailure: (failure: HostedAgentFailure) => void;
 }
 
-/** The `data.reason` of the error a client gets when its instance could not be made. */
-export const AGENT_FAILED_REASON = 'agent_failed_to_start';
-
-/** How long a connection whose factory failed stays open to answer its requests with the error. */
-const FAILED_CONNECTION_GRACE_MS = 2000;
-
 /**
  * Hosts one agent instance per client byte stream (NDJSON lines), made by an {@link AgentFactory}
  * over a {@link Connection} of that client's own, in this process.
@@ -105,17 +98,24 @@ const FAILED_CONNECTION_GRACE_MS = 2000;
  * @internal
  */
 export class AgentHost {
-  readonly #options: AgentHostOptions;
-  readonly #running = new Set<Promise<void>>();
-  readonly #context = new AsyncLocalStorage<InstanceScope>();
+  readonly #instances = new Set<HostedInstance>();
+  readonly #side: InstanceHost;
+  #whenEmpty: (() => void)[] = [];
 
   constructor(options: AgentHostOptions) {
-    this.#options = options;
+    this.#side = {
+      factory: options.factory,
+      connectionOptions: options.connection,
+      disposeTimeoutMs: options.disposeTimeoutMs,
+      context: new AsyncLocalStorage<HostedInstance>(),
+      onFailure: options.onFailure,
+      ended: (instance) => this.#ended(instance),
+    };
   }
 
   /** How many instances are running or being disposed now. */
   get size(): number {
-    return this.#running.size;
+    return this.#instances.size;
   }
 
   /**
@@ -123,29 +123,9 @@ export class AgentHost {
    * flight. Closing the stream closes the connection and disposes the instance.
    */
   host(stream: Duplex, client: { readonly connectionId: string; readonly transport: RemoteTransport }): WorkProbe {
-    // Nothing is read from the client until the factory has registered its handlers.
-    const input = new PassThrough();
-    const connection = new Connection(input, stream, this.#options.connection);
-    const scope = this.#scopeOf(connection, client.connectionId);
-    const aborter = new AbortController();
-    const closed = new Promise<void>((resolve) => connection.once('close', () => resolve()));
-    stream.once('close', () => scope.run(() => void connection.close()));
-    void closed.then(() =>
-      scope.run(() => {
-        aborter.abort();
-        void connection.close().then(() => stream.destroy());
-      }),
-    );
-    const info: AgentFactoryInfo = { connectionId: client.connectionId, transport: client.transport, signal: aborter.signal };
-    const instance = scope.run(() => this.#start(connection, info)).finally(() => feed(stream, input, scope));
-    const running: Promise<void> = instance
-      .then(async (made) => {
-        await closed;
-        if (made.isMade) await scope.run(() => this.#dispose(made.agent, info.connectionId));
-      })
-      .finally(() => this.#running.delete(running));
-    this.#running.add(running);
-    return connectionWorkProbe(connection);
+    const instance = new HostedInstance(this.#side, stream, client);
+    this.#instances.add(instance);
+    return connectionWorkProbe(instance.connection);
   }
 
   /**
@@ -158,103 +138,23 @@ export class AgentHost {
    * @returns whether the code running now belongs to one of this host's instances
    */
   failCurrent(error: unknown): boolean {
-    const scope = this.#context.getStore();
-    if (!scope) return false;
-    scope.fail(error);
+    const instance = this.#side.context.getStore();
+    if (!instance) return false;
+    instance.fail(error);
     return true;
   }
 
-  /** One instance's async context: everything it runs (its factory, its handlers, what they schedule) carries it. */
-  #scopeOf(connection: Connection, connectionId: string): InstanceScope {
-    let hasFailed = false;
-    const scope: InstanceScope = {
-      run: (fn) => this.#context.run(scope, fn),
-      fail: (error) => {
-        if (hasFailed) return;
-        hasFailed = true;
-        this.#options.onFailure({ connectionId, stage: 'run', error });
-        void connection.close();
-      },
-    };
-    return scope;
-  }
-
   /** Resolves once every instance hosted so far has been disposed (their connections closed first). */
-  async whenAllEnded(): Promise<void> {
-    while (this.#running.size > 0) await Promise.all([...this.#running]);
+  whenAllEnded(): Promise<void> {
+    if (this.#instances.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#whenEmpty.push(resolve));
   }
 
-  /** Runs the factory; a failure is reported and turns the connection into one that answers the error. */
-  async #start(connection: Connection, info: AgentFactoryInfo): Promise<{ isMade: true; agent: HostedAgent } | { isMade: false }> {
-    try {
-      return { isMade: true, agent: await this.#options.factory(connection, info) };
-    } catch (error) {
-      this.#options.onFailure({ connectionId: info.connectionId, stage: 'start', error });
-      refuseAll(connection);
-      return { isMade: false };
-    }
+  #ended(instance: HostedInstance): void {
+    this.#instances.delete(instance);
+    if (this.#instances.size > 0) return;
+    const waiting = this.#whenEmpty;
+    this.#whenEmpty = [];
+    for (const resolve of waiting) resolve();
   }
-
-  /** Calls the instance's dispose, if it has one, waiting for it up to `disposeTimeoutMs`. */
-  async #dispose(agent: HostedAgent, connectionId: string): Promise<void> {
-    const dispose = disposerOf(agent);
-    if (!dispose) return;
-    const timeoutMs = this.#options.disposeTimeoutMs;
-    let timer: NodeJS.Timeout | undefined;
-    const overrun = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`its dispose did not finish within ${timeoutMs} ms`)), timeoutMs);
-    });
-    try {
-      await Promise.race([Promise.resolve().then(dispose), overrun]);
-    } catch (error) {
-      this.#options.onFailure({ connectionId, stage: 'dispose', error });
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-}
-
-/** The async context of one hosted instance. */
-interface InstanceScope {
-  /** Runs `fn` in the instance's context. */
-  run<T>(fn: () => T): T;
-  /** Reports `error` as the instance's failure and closes its connection, once. */
-  fail(error: unknown): void;
-}
-
-/**
- * Passes what the client sends to the connection's input, each chunk in the instance's context
- * (so its handlers, and what they schedule, carry it), with the stream's backpressure.
- */
-function feed(stream: Duplex, input: PassThrough, scope: InstanceScope): void {
-  stream.on('data', (chunk: Buffer | string) => {
-    if (scope.run(() => input.write(chunk))) return;
-    stream.pause();
-    input.once('drain', () => stream.resume());
-  });
-  stream.once('end', () => scope.run(() => input.end()));
-}
-
-/** The dispose method of a hosted agent, bound to it, if it has one. */
-function disposerOf(agent: HostedAgent): (() => unknown) | undefined {
-  if (typeof agent !== 'object' || agent === null) return undefined;
-  const asyncDispose = (agent as Partial<AsyncDisposable>)[Symbol.asyncDispose];
-  if (typeof asyncDispose === 'function') return () => asyncDispose.call(agent);
-  const dispose = (agent as Partial<Disposable>)[Symbol.dispose];
-  return typeof dispose === 'function' ? () => dispose.call(agent) : undefined;
-}
-
-/**
- * Answers every request of `connection` with the start failure (whatever handlers a failed factory
- * registered), closing it after the first one, or after a short grace when none comes.
- */
-function refuseAll(connection: Connection): void {
-  const refusal = RpcError.internalError({ reason: AGENT_FAILED_REASON }).toJSON();
-  const close = (): void => void connection.close();
-  const timer = setTimeout(close, FAILED_CONNECTION_GRACE_MS);
-  connection.once('close', () => clearTimeout(timer));
-  setRequestGate(connection, () => {
-    setImmediate(close);
-    return { refuse: refusal };
-  });
 }
