@@ -57,10 +57,10 @@ export const USAGE = `usage: npm run bench -- [--full] [--json FILE] [--rounds N
   --soak N      round trips of the heap soak (0 skips it); --pending N, --framing N likewise
   --startup N   interleaved rounds of the start-up measurements (0 skips them; 10, --full 30)
   --startup-against DIR  also time the chains of the build in DIR/dist, in the same rounds
-  --hosting N   memory per idle client of serve with N clients of an in-process agent module, beside
-                --hosting-processes N (default 10) clients of an agent process each, and how many
-                idle clients one serve holds, up to --hosting-max N (default 5000; 0 skips it).
-                Off by default (slow): --hosting 1000 is the measurement in bench/README.md`;
+  --hosting N   memory per idle client of serve with N (default 1000; 0 skips it all) clients of an
+                in-process agent module, beside --hosting-processes N (default 10) clients of an
+                agent process each, and how many idle clients one serve holds, up to
+                --hosting-max N (default 5000; 0 skips it)`;
 
 function list<T extends string>(value: string, allowed: readonly T[], name: string): T[] {
   const items = value.split(',').filter(Boolean) as T[];
@@ -90,7 +90,7 @@ function defaults(full: boolean): BenchOptions {
     framingLines: full ? 200_000 : 50_000,
     startupRounds: full ? 30 : 10,
     startupAgainst: undefined,
-    hostingClients: 0,
+    hostingClients: 1000,
     hostingProcesses: 10,
     hostingMax: 5000,
     jsonFile: undefined,

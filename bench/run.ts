@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: acp-wire side by side with vscode-jsonrpc, @agentclientprotocol/sdk and a raw
  * NDJSON baseline over in-process streams, child-process stdio and TCP; then the pending-request
- * memory test, the heap soak and the framing comparison. Prints Markdown tables to stdout and,
+ * memory test, the heap soak, the framing comparison and the hosting measurements (memory per
+ * idle client of `acp-wire serve`, clients per serve process). Prints Markdown tables to stdout and,
  * with `--json FILE`, writes the same as JSON. Progress goes to stderr.
  *
  * @example
