@@ -38,6 +38,12 @@ export interface BenchOptions {
    * change): its chains are timed to the first answer in the same rounds. Default: none.
    */
   startupAgainst: string | undefined;
+  /** Idle clients of the in-process hosting measurement (`serve --agent-module`; 0: skip the hosting measurements). */
+  hostingClients: number;
+  /** Idle clients of the process-per-client hosting measurement. */
+  hostingProcesses: number;
+  /** The most idle clients the hosting capacity run opens on one serve (0: skip it). */
+  hostingMax: number;
   /** Where to write the JSON report, if anywhere. */
   jsonFile: string | undefined;
 }
@@ -45,12 +51,16 @@ export interface BenchOptions {
 /** The usage text printed for `--help` and with a bad option. */
 export const USAGE = `usage: npm run bench -- [--full] [--json FILE] [--rounds N] [--budget MS]
        [--libs a,b] [--transports a,b] [--workloads a,b] [--soak N] [--pending N] [--framing N]
-       [--startup N] [--startup-against DIR]
+       [--startup N] [--startup-against DIR] [--hosting N] [--hosting-processes N] [--hosting-max N]
   --full        7 rounds of 400 ms cells, a 1,000,000 round-trip soak, tracker cost on every transport
   --json FILE   also write the results as JSON
   --soak N      round trips of the heap soak (0 skips it); --pending N, --framing N likewise
   --startup N   interleaved rounds of the start-up measurements (0 skips them; 10, --full 30)
-  --startup-against DIR  also time the chains of the build in DIR/dist, in the same rounds`;
+  --startup-against DIR  also time the chains of the build in DIR/dist, in the same rounds
+  --hosting N   memory per idle client of serve with N (default 1000; 0 skips it all) clients of an
+                in-process agent module, beside --hosting-processes N (default 10) clients of an
+                agent process each, and how many idle clients one serve holds, up to
+                --hosting-max N (default 5000; 0 skips it)`;
 
 function list<T extends string>(value: string, allowed: readonly T[], name: string): T[] {
   const items = value.split(',').filter(Boolean) as T[];
@@ -80,6 +90,9 @@ function defaults(full: boolean): BenchOptions {
     framingLines: full ? 200_000 : 50_000,
     startupRounds: full ? 30 : 10,
     startupAgainst: undefined,
+    hostingClients: 1000,
+    hostingProcesses: 10,
+    hostingMax: 5000,
     jsonFile: undefined,
   };
 }
@@ -108,6 +121,9 @@ export function parseOptions(argv: string[]): BenchOptions {
     else if (flag === '--framing') options.framingLines = count(value, flag);
     else if (flag === '--startup') options.startupRounds = count(value, flag);
     else if (flag === '--startup-against') options.startupAgainst = value;
+    else if (flag === '--hosting') options.hostingClients = count(value, flag);
+    else if (flag === '--hosting-processes') options.hostingProcesses = count(value, flag);
+    else if (flag === '--hosting-max') options.hostingMax = count(value, flag);
     else throw new RangeError(`unknown option ${flag}\n${USAGE}`);
   }
   options.trackerTransports = options.trackerTransports.filter((t) => options.transports.includes(t));

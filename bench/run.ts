@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: acp-wire side by side with vscode-jsonrpc, @agentclientprotocol/sdk and a raw
  * NDJSON baseline over in-process streams, child-process stdio and TCP; then the pending-request
- * memory test, the heap soak and the framing comparison. Prints Markdown tables to stdout and,
+ * memory test, the heap soak, the framing comparison and the hosting measurements (memory per
+ * idle client of `acp-wire serve`, clients per serve process). Prints Markdown tables to stdout and,
  * with `--json FILE`, writes the same as JSON. Progress goes to stderr.
  *
  * @example
@@ -15,6 +16,8 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import type { FramerResult } from './framing';
+import type { HostingResult } from './hosting';
+import { formatHosting } from './hosting-report';
 import type { PendingCost } from './memory';
 import { USAGE, parseOptions, type BenchOptions } from './options';
 import { runOnce } from './pool';
@@ -55,6 +58,18 @@ async function framing(options: BenchOptions): Promise<FramerResult[]> {
   return runOnce<FramerResult[]>('framing.js', [String(options.framingLines), String(options.rounds)]);
 }
 
+async function hosting(options: BenchOptions): Promise<HostingResult | undefined> {
+  if (options.hostingClients === 0) return undefined;
+  progress(
+    `hosting: ${options.hostingClients} idle clients in process, ${options.hostingProcesses} with a process each, up to ${options.hostingMax} on one serve`,
+  );
+  return runOnce<HostingResult>('hosting.js', [
+    String(options.hostingClients),
+    String(options.hostingProcesses),
+    String(options.hostingMax),
+  ]);
+}
+
 async function sideBySide(options: BenchOptions): Promise<SideBySide> {
   if (options.workloads.length === 0 || options.transports.length === 0) return { cells: [], rss: [], warmUps: [] };
   return runSideBySide(options, progress);
@@ -72,6 +87,7 @@ async function main(): Promise<void> {
   const memory = await memoryCosts(options);
   const soakResult = await soak(options);
   const framingResults = await framing(options);
+  const hostingResult = await hosting(options);
   const rows = summarize(runs);
   const tracker = trackerCosts(rows);
   const report: BenchReport = {
@@ -87,8 +103,9 @@ async function main(): Promise<void> {
   };
   process.stdout.write(`${formatReport(report)}\n`);
   if (startup) process.stdout.write(`\n${formatStartup(startup)}\n`);
+  if (hostingResult) process.stdout.write(`\n${formatHosting(hostingResult)}\n`);
   if (options.jsonFile) {
-    writeFileSync(options.jsonFile, `${JSON.stringify({ ...report, startup }, null, 2)}\n`);
+    writeFileSync(options.jsonFile, `${JSON.stringify({ ...report, startup, hosting: hostingResult }, null, 2)}\n`);
     progress(`wrote ${options.jsonFile}`);
   }
   progress('done');

@@ -3,13 +3,15 @@
  * project's wire tests and by anyone with raw NDJSON (see "Conformance peers" in the README).
  *
  * Usage: `node dist/examples/conformance-agent.js [--tcp PORT]`. Logs go to stderr
- * (`ACP_WIRE_LOG=trace` adds the wire trace); stdout carries protocol lines only.
+ * (`ACP_WIRE_LOG=trace` adds the wire trace); stdout carries protocol lines only. It is also an
+ * agent module: `acp-wire serve --agent-module dist/examples/conformance-agent.js` hosts one
+ * instance per client in serve's own process (see {@link createAgent}).
  *
  * @packageDocumentation
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { connectStdio, createStderrLogger, defaultLogger, listenTcp, type Connection } from '../lib';
+import { connectStdio, createStderrLogger, defaultLogger, listenTcp, type AcpAgent, type AgentFactory, type Connection } from '../lib';
 import { CONFORMANCE_AGENT_NAME, serveConformanceAgent as serve, type ConformanceAgentOptions as ServeOptions } from './conformance/agent';
 
 export { CONFORMANCE_AGENT_NAME };
@@ -37,6 +39,14 @@ export function serveConformanceAgent(connection: Connection, options: Conforman
   const full: ServeOptions = { version: options.version ?? packageVersion() };
   serve(connection, full);
 }
+
+let version: string | undefined;
+
+/**
+ * The agent-module factory (see {@link AgentFactory}): one conformance agent per client
+ * connection, with its own state, for `acp-wire serve --agent-module`.
+ */
+export const createAgent: AgentFactory = (connection): AcpAgent => serve(connection, { version: (version ??= packageVersion()) });
 
 /** acp-wire's version, read at run time from the nearest package.json (works from `dist/examples/`). */
 function packageVersion(): string {

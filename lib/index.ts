@@ -58,6 +58,7 @@ export type {
   AgentPromptRequest,
 } from './acp/agent';
 export { AgentTurn } from './acp/agent-turn';
+export type { AgentFactory, AgentFactoryInfo, HostedAgent } from './acp/agent-host';
 export { innermostMessage, successorTarget, unwrapSuccessor, wrapSuccessor } from './chain/successor';
 export type { MessageTarget, SuccessorEnvelope } from './chain/successor';
 export { isCancelNotification, sendProxiedMessageTo } from './chain/forwarding';

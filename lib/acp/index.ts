@@ -59,3 +59,4 @@ export type {
   AgentPromptRequest,
 } from './agent';
 export { AgentTurn } from './agent-turn';
+export type { AgentFactory, AgentFactoryInfo, HostedAgent } from './agent-host';

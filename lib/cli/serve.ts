@@ -1,6 +1,7 @@
 /**
  * `acp-wire serve [options] "<agent command>"`: exposes a stdio agent over WebSocket and
- * Streamable HTTP, one agent process per client connection.
+ * Streamable HTTP, one agent process per client connection; or, with `--agent-module FILE`, one
+ * agent instance per client connection in its own process.
  *
  * @packageDocumentation
  */
@@ -8,12 +9,12 @@ import { readFileSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import { createSecureContext } from 'node:tls';
 import { splitCommandLine } from '../chain/command-line';
-import { createStderrLogger, defaultLogger } from '../support/logger';
+import { createStderrLogger, defaultLogger, type Logger } from '../support/logger';
 import { spawnProcessTree, type ProcessTree } from '../transports/process-tree';
 import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from '../transports/remote/http-idle';
 import { DEFAULT_HOST, isLoopbackHost } from '../server/loopback';
 import { DEFAULT_PATH, checkPath } from '../transports/remote/limits';
-import { LineWorkTracker } from '../server/work-probe';
+import { LineWorkTracker, type WorkProbe } from '../server/work-probe';
 import {
   DEFAULT_DRAIN_TIMEOUT_MS,
   HEALTH_PATH,
@@ -31,6 +32,7 @@ import {
   parseMilliseconds,
   parsePort,
 } from './arguments';
+import type * as AgentModule from './agent-module';
 import { STOP_SIGNALS, watchStopSignals, type StoppableProcess } from './shutdown';
 import { report, type Subcommand } from './subcommand';
 
@@ -41,15 +43,20 @@ const DEFAULT_KILL_TIMEOUT_MS = 2000;
 const EXIT_DRAIN_CUT = 3;
 
 const HELP = `usage: acp-wire serve [options] [--] "<agent command>"
+       acp-wire serve [options] --agent-module FILE
 
 Exposes an ACP agent that speaks on its stdio over the network: WebSocket (ws://HOST:PORT/acp)
 and Streamable HTTP (http://HOST:PORT/acp) on one port. Each client connection gets its own agent
 process (the command split into words as a shell would, without a shell), ended with it. Bytes
 are passed through as they are: ids and cancellations reach the agent as the client sent them.
+With --agent-module, each client connection gets its own agent instance in this process instead.
 Prints "listening ws://HOST:PORT/PATH" (wss:// with --tls-cert) on stdout once ready; logs go
 to stderr.
 
 options:
+  --agent-module FILE    instead of an agent command: a module (CommonJS or ES) exporting
+                         createAgent(connection, info) (or a default function) that makes one
+                         agent instance per client connection in this process, disposed with it
   --host HOST            address to bind (default ${DEFAULT_HOST}: this machine only); an address
                          other machines can reach needs ACP_WIRE_TOKEN or --insecure-no-token
   --insecure-no-token    serve a reachable --host without a token: anyone who reaches it runs
@@ -69,7 +76,8 @@ options:
                          ${DEFAULT_DRAIN_TIMEOUT_MS}; 0: at once)
   --kill-timeout MS      how long an agent may take to exit once its client has left (its stdin
                          is closed), before SIGTERM to its process tree, then SIGKILL as long
-                         again (default ${DEFAULT_KILL_TIMEOUT_MS})
+                         again (default ${DEFAULT_KILL_TIMEOUT_MS}); with --agent-module, how long
+                         an instance's dispose may take before serve stops waiting for it
   -h, --help             show this text
 
 ACP_WIRE_TOKEN, when set, is the bearer token every client must send
@@ -103,8 +111,10 @@ export interface ServeArgs {
   insecureNoToken: boolean;
   /** `--tls-cert` and `--tls-key`, read. */
   tls: RemoteTlsOptions | undefined;
-  /** The agent's program and arguments. */
+  /** The agent's program and arguments (empty with `agentModule`). */
   command: string[];
+  /** `--agent-module`: the module that makes an agent instance per client, in this process. */
+  agentModule: string | undefined;
 }
 
 /**
@@ -126,9 +136,14 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
     'insecure-no-token': { type: 'boolean' },
     'tls-cert': { type: 'string' },
     'tls-key': { type: 'string' },
+    'agent-module': { type: 'string' },
   });
   const text = (name: string): string | undefined => values[name] as string | undefined;
-  if (positionals.length !== 1) throw new UsageError(`give exactly one agent command (quote it), got ${positionals.length}`);
+  const agentModule = text('agent-module');
+  if (agentModule === '') throw new UsageError('--agent-module needs a file');
+  if (agentModule !== undefined && positionals.length > 0) throw new UsageError('give an agent command or --agent-module, not both');
+  if (agentModule === undefined && positionals.length !== 1)
+    throw new UsageError(`give exactly one agent command (quote it) or --agent-module FILE, got ${positionals.length}`);
   const host = text('host') ?? DEFAULT_HOST;
   if (host === '') throw new UsageError('--host needs an address');
   const path = text('path') ?? DEFAULT_PATH;
@@ -153,7 +168,8 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
     token,
     insecureNoToken,
     tls: readTls(text('tls-cert'), text('tls-key')),
-    command: splitCommandLine(positionals[0]!),
+    command: agentModule === undefined ? splitCommandLine(positionals[0]!) : [],
+    agentModule,
   };
 }
 
@@ -216,6 +232,40 @@ function startAgent(stream: Duplex, info: RemoteClientInfo, args: ServeArgs, wor
   return { name, child, exited: tree.exited, tree, ended };
 }
 
+/** How `serve` runs each client's agent: a process each, or an instance each in this process. */
+export interface AgentHosting {
+  /** Starts the agent of a new client; returns the probe of its requests in flight, for a drain. */
+  onStream(stream: Duplex, info: RemoteClientInfo): WorkProbe;
+  /** The agent processes running now, which a forced stop kills. */
+  processes(): Iterable<StoppableProcess>;
+  /** Resolves once every agent started so far has ended. */
+  ended(): Promise<void>;
+}
+
+/** One agent process per client, its stdio bridged to the client's stream. */
+function processHosting(args: ServeArgs): AgentHosting {
+  const agents = new Set<Agent>();
+  return {
+    onStream(stream, info) {
+      const work = new LineWorkTracker();
+      const agent = startAgent(stream, info, args, work);
+      agents.add(agent);
+      void agent.ended.then(() => agents.delete(agent));
+      return work;
+    },
+    processes: () => agents,
+    ended: () => Promise.all([...agents].map((agent) => agent.ended)).then(() => undefined),
+  };
+}
+
+/** The hosting `args` ask for; loads the `--agent-module` before anything listens. */
+async function hostingOf(args: ServeArgs, logger: Logger): Promise<AgentHosting> {
+  if (args.agentModule === undefined) return processHosting(args);
+  // Loaded on use: serving agent processes needs none of it.
+  const { loadAgentFactory, moduleHosting } = require('./agent-module') as typeof AgentModule;
+  return moduleHosting(await loadAgentFactory(args.agentModule), args.killTimeoutMs, logger);
+}
+
 /** The `serve` subcommand. */
 export const serve: Subcommand = {
   name: NAME,
@@ -224,7 +274,16 @@ export const serve: Subcommand = {
   async run(argv) {
     const args = parseServeArgs(argv);
     const { token } = args;
-    const agents = new Set<Agent>();
+    const logger = process.env.ACP_WIRE_LOG ? defaultLogger(NAME) : createStderrLogger({ level: 'warn', name: NAME });
+    let hosting: AgentHosting;
+    try {
+      hosting = await hostingOf(args, logger);
+    } catch (error) {
+      // A module that threw while loading: one line, as for an operating-system error.
+      if (!(error instanceof Error) || error.name !== 'AgentModuleLoadError') throw error;
+      report(NAME, error.message);
+      return 1;
+    }
     const listener = await listenRemoteStreams(
       {
         host: args.host,
@@ -236,15 +295,9 @@ export const serve: Subcommand = {
         tls: args.tls,
         maxClients: args.maxClients,
         httpIdleTimeoutMs: args.httpIdleTimeoutMs,
-        logger: process.env.ACP_WIRE_LOG ? defaultLogger(NAME) : createStderrLogger({ level: 'warn', name: NAME }),
+        logger,
       },
-      (stream, info) => {
-        const work = new LineWorkTracker();
-        const agent = startAgent(stream, info, args, work);
-        agents.add(agent);
-        void agent.ended.then(() => agents.delete(agent));
-        return work;
-      },
+      (stream, info) => hosting.onStream(stream, info),
     );
     process.stdout.write(`listening ${listener.url}\n`);
     const access = token
@@ -258,14 +311,14 @@ export const serve: Subcommand = {
     const signals = watchStopSignals({
       command: NAME,
       stop,
-      processes: () => agents,
+      processes: () => hosting.processes(),
       killTimeoutMs: args.killTimeoutMs,
       graceMs: { SIGTERM: args.drainTimeoutMs },
     });
     await stopped;
     const cut = signals.signal === 'SIGTERM' ? await drain(listener, args.drainTimeoutMs) : 0;
     await listener.close();
-    await Promise.all([...agents].map((agent) => agent.ended));
+    await hosting.ended();
     signals.dispose();
     if (signals.signal === 'SIGINT') return STOP_SIGNALS.SIGINT;
     return cut > 0 ? EXIT_DRAIN_CUT : 0;

@@ -36,6 +36,19 @@ export interface ConnectionHooks {
  */
 const hooksOf = new WeakMap<object, ConnectionHooks>();
 
+/**
+ * The hooks of `connection`.
+ *
+ * @throws TypeError when it was not built by this copy of acp-wire (e.g. an agent module that
+ * imports its own copy of acp-wire, given a connection by another copy's `serve`)
+ */
+function hooksFor(connection: object): ConnectionHooks {
+  const hooks = hooksOf.get(connection);
+  if (!hooks)
+    throw new TypeError('this Connection was not made by this copy of acp-wire: load acp-wire once (one version, one path) per process');
+  return hooks;
+}
+
 /** Called once by each connection's constructor. @internal */
 export function registerConnectionHooks(connection: object, hooks: ConnectionHooks): void {
   hooksOf.set(connection, hooks);
@@ -43,12 +56,12 @@ export function registerConnectionHooks(connection: object, hooks: ConnectionHoo
 
 /** Installs the request gate of the ACP layer on `connection`. @internal */
 export function setRequestGate(connection: object, gate: RequestGate): void {
-  hooksOf.get(connection)!.setGate(gate);
+  hooksFor(connection).setGate(gate);
 }
 
 /** Closes `connection` for a transport-level reason (e.g. the peer process exited). @internal */
 export function closeConnection(connection: object, reason: CloseReason, error?: Error): Promise<void> {
-  return hooksOf.get(connection)!.shutdown(reason, error);
+  return hooksFor(connection).shutdown(reason, error);
 }
 
 /**
@@ -56,10 +69,10 @@ export function closeConnection(connection: object, reason: CloseReason, error?:
  * input) while `relay`'s output needs drain. Returns the undo. @internal
  */
 export function holdInputWhileFull(from: object, relay: DrainSource): () => void {
-  return hooksOf.get(from)!.holdInputWhileFull(relay);
+  return hooksFor(from).holdInputWhileFull(relay);
 }
 
 /** Characters of the messages `connection` has read and holds back now (for tests and debugging). @internal */
 export function heldInputBytes(connection: object): number {
-  return hooksOf.get(connection)!.heldBytes();
+  return hooksFor(connection).heldBytes();
 }

@@ -190,10 +190,10 @@ describe('acp-wire serve and remote chains (real processes)', () => {
 
     it('exits 2 for bad arguments, with one line on stderr naming the problem (the CLI convention) and nothing started', async () => {
       const cases: [string[], string][] = [
-        [['serve'], 'give exactly one agent command (quote it), got 0'],
+        [['serve'], 'give exactly one agent command (quote it) or --agent-module FILE, got 0'],
         [['serve', '--port', 'x', AGENT], '--port needs a port from 0 to 65535, got "x"'],
         [['serve', '--bogus', AGENT], 'unknown option --bogus'],
-        [['serve', 'a', 'b'], 'give exactly one agent command (quote it), got 2'],
+        [['serve', 'a', 'b'], 'give exactly one agent command (quote it) or --agent-module FILE, got 2'],
         [['serve', '--path', 'acp', AGENT], '--path needs a path that starts with "/" and has no query, fragment or space, got "acp"'],
         [['serve', '--max-clients', '0', AGENT], '--max-clients needs a number from 1 to 65535, got "0"'],
         [['serve', '--tls-cert', TLS_CERT, AGENT], 'give --tls-cert and --tls-key together'],
