@@ -3,35 +3,22 @@
  * many clients are spread over the instances and keep their affinity. Real processes on 127.0.0.1.
  */
 import { expect } from 'chai';
-import { stopAll, useBuild } from '../helpers/processes';
-import { startBalancer, startServe, stopInstances, until, type Balancer, type Serve } from './balancer';
-import { CHUNKS_PER_TURN, closeClients, openClients, runTurn, type TurnClient } from './clients';
+import { useBuild } from '../helpers/processes';
+import { until } from './balancer';
+import { CHUNKS_PER_TURN, closeClients, openClients, runTurn } from './clients';
+import { useCluster } from './cluster';
 
 const CLIENTS = 200;
 
 describe('acp-wire serve behind HAProxy: spreading clients', function () {
   this.timeout(180_000);
   useBuild();
-
-  let instances: Serve[] = [];
-  let balancer: Balancer | undefined;
-  let clients: TurnClient[] = [];
-
-  afterEach(async () => {
-    await closeClients(clients);
-    clients = [];
-    await balancer?.stop();
-    balancer = undefined;
-    await stopInstances(instances);
-    instances = [];
-    await stopAll();
-  });
+  const startCluster = useCluster();
 
   it(`spreads ${CLIENTS} WebSocket and Streamable HTTP clients over two instances, and every turn completes`, async () => {
-    instances = await Promise.all([startServe(['--max-clients', String(CLIENTS)]), startServe(['--max-clients', String(CLIENTS)])]);
-    const [a, b] = instances as [Serve, Serve];
-    balancer = await startBalancer({ a: a.port, b: b.port });
-    clients = await openClients(balancer, CLIENTS);
+    const limit = ['--max-clients', String(CLIENTS)];
+    const { a, b, balancer, clients } = await startCluster({ a: limit, b: limit });
+    clients.push(...(await openClients(balancer, CLIENTS)));
     // One agent per client, each on the instance its connection landed on.
     await until(() => a.agents().length + b.agents().length === CLIENTS, `the instances run ${CLIENTS} agents`);
     const spread = [a.agents().length, b.agents().length];
@@ -42,7 +29,6 @@ describe('acp-wire serve behind HAProxy: spreading clients', function () {
     expect(outcomes.map((outcome) => outcome.stopReason)).to.deep.equal(Array(CLIENTS).fill('end_turn'));
     expect(outcomes.map((outcome) => outcome.chunks)).to.deep.equal(Array(CLIENTS).fill(CHUNKS_PER_TURN));
     await closeClients(clients);
-    clients = [];
     await until(() => a.agents().length + b.agents().length === 0, 'every agent has ended');
   });
 });
