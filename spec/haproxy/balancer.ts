@@ -76,7 +76,10 @@ export interface Balancer {
   readonly httpUrl: string;
   /** Its stderr: the server state changes (`Server serve/a is DOWN, reason: …`). */
   readonly stderr: LineReader;
-  /** Resolves once a line of its stderr says server `name` is `UP` or `DOWN`; with the line. */
+  /**
+   * Resolves with the next line of its stderr (not taken by an earlier call) that says server
+   * `name` is `UP` or `DOWN`.
+   */
   untilServer(name: string, state: 'UP' | 'DOWN'): Promise<string>;
   /** Stops it (SIGTERM, then SIGKILL) and removes its directory; resolves once it has exited. */
   stop(): Promise<void>;
@@ -105,7 +108,7 @@ export async function startBalancer(servers: { a: number; b: number }, checkInte
     wsUrl: `ws://127.0.0.1:${frontend}/acp`,
     httpUrl: `http://127.0.0.1:${frontend}/acp`,
     stderr,
-    untilServer: (name, state) => stderr.find((_message, line) => line.includes(`Server ${BACKEND}/${name} is ${state}`), 30_000),
+    untilServer: (name, state) => stderr.take((_message, line) => line.includes(`Server ${BACKEND}/${name} is ${state}`), 30_000),
     stop,
   };
   try {
