@@ -19,7 +19,6 @@ import {
   HEALTH_PATH,
   listenRemoteStreams,
   type RemoteClientInfo,
-  type RemoteListener,
   type RemoteTlsOptions,
 } from '../transports/remote/remote-server';
 import {
@@ -31,14 +30,13 @@ import {
   parseMilliseconds,
   parsePort,
 } from './arguments';
+import { EXIT_DRAIN_CUT, drainClients } from './drain';
 import { STOP_SIGNALS, watchStopSignals, type StoppableProcess } from './shutdown';
 import { report, type Subcommand } from './subcommand';
 
 const NAME = 'serve';
 const DEFAULT_MAX_CLIENTS = 16;
 const DEFAULT_KILL_TIMEOUT_MS = 2000;
-/** The exit code after a SIGTERM drain that had to cut clients still in a request at its deadline. */
-const EXIT_DRAIN_CUT = 3;
 
 const HELP = `usage: acp-wire serve [options] [--] "<agent command>"
 
@@ -263,7 +261,7 @@ export const serve: Subcommand = {
       graceMs: { SIGTERM: args.drainTimeoutMs },
     });
     await stopped;
-    const cut = signals.signal === 'SIGTERM' ? await drain(listener, args.drainTimeoutMs) : 0;
+    const cut = signals.signal === 'SIGTERM' ? await drainClients(NAME, listener, args.drainTimeoutMs) : 0;
     await listener.close();
     await Promise.all([...agents].map((agent) => agent.ended));
     signals.dispose();
@@ -271,14 +269,3 @@ export const serve: Subcommand = {
     return cut > 0 ? EXIT_DRAIN_CUT : 0;
   },
 };
-
-/** Drains the listener's clients (see {@link RemoteListener.drain}); reports and returns how many were cut. */
-async function drain(listener: RemoteListener, timeoutMs: number): Promise<number> {
-  const { clients, cut } = await listener.drain({ timeoutMs });
-  if (cut > 0)
-    report(
-      NAME,
-      `drained ${clients} client${clients === 1 ? '' : 's'}: cut ${cut} still in a request at the drain deadline (${timeoutMs} ms)`,
-    );
-  return cut;
-}
