@@ -79,8 +79,9 @@ export async function openClients(
 ): Promise<TurnClient[]> {
   const clients: TurnClient[] = [];
   for (let start = 0; start < count; start += batch) {
-    const transports = Array.from({ length: Math.min(batch, count - start) }, (_, i): Transport =>
-      (start + i) % 2 === 0 ? 'websocket' : 'http',
+    const transports = Array.from(
+      { length: Math.min(batch, count - start) },
+      (_, i): Transport => ((start + i) % 2 === 0 ? 'websocket' : 'http'),
     );
     const opened = await Promise.allSettled(transports.map((transport) => openClient(urls, transport, heartbeat)));
     for (const result of opened) if (result.status === 'fulfilled') clients.push(result.value);

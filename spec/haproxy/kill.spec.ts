@@ -71,7 +71,8 @@ describe('acp-wire serve behind HAProxy: an instance killed', function () {
     await Promise.all(turns);
     const failed = settled.filter((outcome): outcome is Error => outcome instanceof Error);
     expect(failed).to.have.length(onA);
-    for (const error of failed) expect(error).to.be.instanceOf(ConnectionClosedError).and.have.property('code', 'ACP_WIRE_CONNECTION_CLOSED');
+    for (const error of failed)
+      expect(error).to.be.instanceOf(ConnectionClosedError).and.have.property('code', 'ACP_WIRE_CONNECTION_CLOSED');
     // The other instance's turns complete as if nothing happened.
     const completed = settled.filter((outcome) => !(outcome instanceof Error));
     expect(completed).to.deep.equal(Array(onB).fill({ stopReason: 'end_turn', chunks: CHUNKS_PER_TURN }));
