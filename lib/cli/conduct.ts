@@ -339,12 +339,15 @@ async function runOnStdio(runner: ChainRunner, trace: ConductorTraceOptions): Pr
 }
 
 /**
- * Serves until the conductor's stdin ends (in the server modes stdin carries no protocol: its end
- * is the signal to stop) or a stop signal; then runs `close` with the signal, if any (it may take
- * `graceMs` longer after that signal before a forced stop). Resolves with the signal.
+ * Prints `ready` once the stop signals are handled (a SIGTERM sent as soon as it is read is a
+ * stop, not a kill), then serves until the conductor's stdin ends (in the server modes stdin
+ * carries no protocol: its end is the signal to stop) or a stop signal; then runs `close` with the
+ * signal, if any (it may take `graceMs` longer after that signal before a forced stop). Resolves
+ * with the signal.
  */
 async function serveUntilStopped(
   runner: ChainRunner,
+  ready: string,
   close: (signal: StopSignal | undefined) => Promise<void>,
   graceMs: Partial<Record<StopSignal, number>> = {},
 ): Promise<StopSignal | undefined> {
@@ -357,6 +360,7 @@ async function serveUntilStopped(
     killTimeoutMs: runner.args.killTimeoutMs,
     graceMs,
   });
+  process.stdout.write(`${ready}\n`);
   process.stdin.once('end', stop).once('close', stop).once('error', stop);
   process.stdin.resume();
   await stopped;
@@ -394,7 +398,6 @@ async function conductOnServer(runner: ChainRunner): Promise<number> {
       reportChainFailure(error);
     },
   });
-  process.stdout.write(`listening ${args.listen ? listener.url : listener.port}\n`);
   // With --listen, SIGTERM drains (a load balancer's rolling deploy); with --tcp it closes at once.
   const isDrained = (signal: StopSignal | undefined): boolean => signal === 'SIGTERM' && args.listen !== undefined;
   let cut = 0;
@@ -402,7 +405,8 @@ async function conductOnServer(runner: ChainRunner): Promise<number> {
     if (isDrained(signal)) cut = await drainClients(NAME, listener.pool, args.drainTimeoutMs);
     await listener.close();
   };
-  const signal = await serveUntilStopped(runner, close, args.listen ? { SIGTERM: args.drainTimeoutMs } : {});
+  const ready = `listening ${args.listen ? listener.url : listener.port}`;
+  const signal = await serveUntilStopped(runner, ready, close, args.listen ? { SIGTERM: args.drainTimeoutMs } : {});
   if (anyFailed) return 1;
   if (isDrained(signal)) return cut > 0 ? EXIT_DRAIN_CUT : 0;
   return signal ? STOP_SIGNALS[signal] : 0;

@@ -244,15 +244,9 @@ export const serve: Subcommand = {
         return work;
       },
     );
-    process.stdout.write(`listening ${listener.url}\n`);
-    const access = token
-      ? ' (bearer token required)'
-      : isLoopbackHost(args.host)
-        ? ''
-        : ' (NO TOKEN: anyone who reaches it runs the agent)';
-    process.stderr.write(`acp-wire serve: Streamable HTTP at ${listener.httpUrl}${access}\n`);
     let stop!: () => void;
     const stopped = new Promise<void>((resolve) => (stop = resolve));
+    // Before the ready line: a SIGTERM sent as soon as it is read drains, rather than killing.
     const signals = watchStopSignals({
       command: NAME,
       stop,
@@ -260,6 +254,13 @@ export const serve: Subcommand = {
       killTimeoutMs: args.killTimeoutMs,
       graceMs: { SIGTERM: args.drainTimeoutMs },
     });
+    process.stdout.write(`listening ${listener.url}\n`);
+    const access = token
+      ? ' (bearer token required)'
+      : isLoopbackHost(args.host)
+        ? ''
+        : ' (NO TOKEN: anyone who reaches it runs the agent)';
+    process.stderr.write(`acp-wire serve: Streamable HTTP at ${listener.httpUrl}${access}\n`);
     await stopped;
     const cut = signals.signal === 'SIGTERM' ? await drainClients(NAME, listener, args.drainTimeoutMs) : 0;
     await listener.close();

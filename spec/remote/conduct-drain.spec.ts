@@ -120,4 +120,14 @@ describe('acp-wire conduct --listen behind a load balancer (real processes)', ()
     expect(await spawned.exited).to.deep.equal({ code: 2, signal: null });
     expect(spawned.stderr.text).to.match(/--drain-timeout needs --listen/);
   });
+
+  it('drains, rather than dies, on a SIGTERM sent as soon as the listening line is read', async () => {
+    // The signal handlers are in place before the line: the default action (death by SIGTERM) never applies.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const spawned = spawnScript(CLI, ['conduct', '--listen', '0', AGENT]);
+      await spawned.stdout.take();
+      spawned.child.kill('SIGTERM');
+      expect(await spawned.exited).to.deep.equal({ code: 0, signal: null });
+    }
+  });
 });
