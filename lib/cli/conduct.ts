@@ -16,6 +16,7 @@ import { describeThrown } from '../jsonrpc/errors';
 import type * as BridgeComponentModule from '../mcp-bridge/component';
 import { createStderrLogger, defaultLogger, type Logger } from '../support/logger';
 import type { ConductorTraceOptions } from '../chain/conductor-trace';
+import { DEFAULT_DRAIN_TIMEOUT_MS } from '../server/drain-timeout';
 import { DEFAULT_HOST } from '../server/loopback';
 import { connectStdio } from '../transports/stdio';
 import { isPeerUrl } from '../transports/url';
@@ -29,6 +30,7 @@ import {
   parsePort,
   type ParsedArguments,
 } from './arguments';
+import { EXIT_DRAIN_CUT, drainClients } from './drain';
 import type * as RemoteConductModule from './remote-conduct';
 import type { ListenAddress } from './remote-conduct';
 import { STOP_SIGNALS, watchStopSignals, type StopSignal, type StoppableProcess } from './shutdown';
@@ -70,6 +72,9 @@ options:
                        reaches it runs the chain; only behind something that authenticates)
   --max-chains N       with --tcp or --listen: how many clients are served at once; more are
                        refused (with a line on stderr) (default ${DEFAULT_MAX_CHAINS})
+  --drain-timeout MS   with --listen: after SIGTERM, how long clients with a request in flight
+                       (either way) may take to see it answered before they are cut (default
+                       ${DEFAULT_DRAIN_TIMEOUT_MS}; 0: at once)
   --idle-timeout MS    with --tcp: close a client that sent and received nothing for MS with
                        nothing in flight, and shut its chain down (default ${DEFAULT_CHAIN_IDLE_TIMEOUT_MS}, 0: never)
   --kill-timeout MS    how long a component may take to exit once its stdin is closed, before
@@ -97,7 +102,14 @@ with --tcp, --listen or a component named by a URL.
 ACP_WIRE_TOKEN, when set, is the bearer token --listen clients must send, and the one sent to
 components named by a URL.
 
-exit codes: 0 when the client's stdin ends (with --tcp or --listen: when stdin ends); 1 when a
+With --listen, GET /healthz on the same port (no token needed) answers 200 "ready", or 503
+"full" (at --max-chains) or "draining", for a load balancer; SIGTERM drains: new clients get 503
+with Retry-After, each client is closed (WebSocket close 1001) and its chain shut down once it has
+no request in flight, an idle one at once; at --drain-timeout the rest are cut (a line on stderr
+says how many).
+
+exit codes: 0 when the client's stdin ends (with --tcp or --listen: when stdin ends), or after a
+SIGTERM drain (--listen) that cut no client; ${EXIT_DRAIN_CUT} after one that cut some; 1 when a
 component died, could not be started or connected (named on stderr), or on a system error such
 as a port in use; 2 for bad usage; 130/143 after SIGINT/SIGTERM (the chain is shut down first; a
 further signal kills it).`;
@@ -109,6 +121,8 @@ interface ConductArgs {
   listen: ListenAddress | undefined;
   maxChains: number;
   idleTimeoutMs: number | undefined;
+  /** `--drain-timeout` (with `--listen`): the SIGTERM drain's deadline. */
+  drainTimeoutMs: number;
   killTimeoutMs: number;
   requestTimeoutMs: number | undefined;
   /** `--trace-file`: the trace file of the chain. */
@@ -131,6 +145,7 @@ function parseConductArgs(argv: readonly string[]): ConductArgs {
     listen: { type: 'string' },
     'max-chains': { type: 'string' },
     'idle-timeout': { type: 'string' },
+    'drain-timeout': { type: 'string' },
     'kill-timeout': { type: 'string' },
     'request-timeout': { type: 'string' },
     'trace-file': { type: 'string' },
@@ -144,6 +159,7 @@ function parseConductArgs(argv: readonly string[]): ConductArgs {
   const isServer = text('tcp') !== undefined || text('listen') !== undefined;
   if (text('max-chains') !== undefined && !isServer) throw new UsageError('--max-chains needs --tcp or --listen');
   if (text('idle-timeout') !== undefined && text('tcp') === undefined) throw new UsageError('--idle-timeout needs --tcp');
+  if (text('drain-timeout') !== undefined && text('listen') === undefined) throw new UsageError('--drain-timeout needs --listen');
   checkTraceOptions(values, positionals, text('tcp') !== undefined ? '--tcp' : text('listen') !== undefined ? '--listen' : undefined);
   const args: ConductArgs = {
     trace: values.trace === true,
@@ -151,6 +167,7 @@ function parseConductArgs(argv: readonly string[]): ConductArgs {
     listen: optional(text('listen'), (value) => remoteConduct().parseListen(value)),
     maxChains: optional(text('max-chains'), (value) => parseDecimal('--max-chains', value, 'a number', 1, 65535)) ?? DEFAULT_MAX_CHAINS,
     idleTimeoutMs: optional(text('idle-timeout'), (value) => parseMilliseconds('--idle-timeout', value)),
+    drainTimeoutMs: optional(text('drain-timeout'), (value) => parseMilliseconds('--drain-timeout', value)) ?? DEFAULT_DRAIN_TIMEOUT_MS,
     killTimeoutMs: optional(text('kill-timeout'), (value) => parseMilliseconds('--kill-timeout', value)) ?? DEFAULT_KILL_TIMEOUT_MS,
     requestTimeoutMs: optional(text('request-timeout'), (value) => parseMilliseconds('--request-timeout', value)),
     traceFile: text('trace-file'),
@@ -322,10 +339,18 @@ async function runOnStdio(runner: ChainRunner, trace: ConductorTraceOptions): Pr
 }
 
 /**
- * Serves until the conductor's stdin ends (in the server modes stdin carries no protocol: its end
- * is the signal to stop) or a stop signal; then runs `close`. Resolves with the signal, if any.
+ * Prints `ready` once the stop signals are handled (a SIGTERM sent as soon as it is read is a
+ * stop, not a kill), then serves until the conductor's stdin ends (in the server modes stdin
+ * carries no protocol: its end is the signal to stop) or a stop signal; then runs `close` with the
+ * signal, if any (it may take `graceMs` longer after that signal before a forced stop). Resolves
+ * with the signal.
  */
-async function serveUntilStopped(runner: ChainRunner, close: () => Promise<void>): Promise<StopSignal | undefined> {
+async function serveUntilStopped(
+  runner: ChainRunner,
+  ready: string,
+  close: (signal: StopSignal | undefined) => Promise<void>,
+  graceMs: Partial<Record<StopSignal, number>> = {},
+): Promise<StopSignal | undefined> {
   let stop!: () => void;
   const stopped = new Promise<void>((resolve) => (stop = resolve));
   const signals = watchStopSignals({
@@ -333,14 +358,16 @@ async function serveUntilStopped(runner: ChainRunner, close: () => Promise<void>
     stop,
     processes: () => processesOf(runner.chains),
     killTimeoutMs: runner.args.killTimeoutMs,
+    graceMs,
   });
+  process.stdout.write(`${ready}\n`);
   process.stdin.once('end', stop).once('close', stop).once('error', stop);
   process.stdin.resume();
   await stopped;
   process.stdin.pause();
   process.stdin.unref?.();
   runner.abort();
-  await close();
+  await close(signals.signal);
   signals.dispose();
   return signals.signal;
 }
@@ -371,9 +398,17 @@ async function conductOnServer(runner: ChainRunner): Promise<number> {
       reportChainFailure(error);
     },
   });
-  process.stdout.write(`listening ${args.listen ? listener.url : listener.port}\n`);
-  const signal = await serveUntilStopped(runner, () => listener.close());
+  // With --listen, SIGTERM drains (a load balancer's rolling deploy); with --tcp it closes at once.
+  const isDrained = (signal: StopSignal | undefined): boolean => signal === 'SIGTERM' && args.listen !== undefined;
+  let cut = 0;
+  const close = async (signal: StopSignal | undefined): Promise<void> => {
+    if (isDrained(signal)) cut = await drainClients(NAME, listener.pool, args.drainTimeoutMs);
+    await listener.close();
+  };
+  const ready = `listening ${args.listen ? listener.url : listener.port}`;
+  const signal = await serveUntilStopped(runner, ready, close, args.listen ? { SIGTERM: args.drainTimeoutMs } : {});
   if (anyFailed) return 1;
+  if (isDrained(signal)) return cut > 0 ? EXIT_DRAIN_CUT : 0;
   return signal ? STOP_SIGNALS[signal] : 0;
 }
 

@@ -20,7 +20,6 @@ import {
   HEALTH_PATH,
   listenRemoteStreams,
   type RemoteClientInfo,
-  type RemoteListener,
   type RemoteTlsOptions,
 } from '../transports/remote/remote-server';
 import {
@@ -33,14 +32,13 @@ import {
   parsePort,
 } from './arguments';
 import type * as AgentModule from './agent-module';
+import { EXIT_DRAIN_CUT, drainClients } from './drain';
 import { STOP_SIGNALS, watchStopSignals, type StoppableProcess } from './shutdown';
 import { report, type Subcommand } from './subcommand';
 
 const NAME = 'serve';
 const DEFAULT_MAX_CLIENTS = 16;
 const DEFAULT_KILL_TIMEOUT_MS = 2000;
-/** The exit code after a SIGTERM drain that had to cut clients still in a request at its deadline. */
-const EXIT_DRAIN_CUT = 3;
 
 const HELP = `usage: acp-wire serve [options] [--] "<agent command>"
        acp-wire serve [options] --agent-module FILE
@@ -299,15 +297,9 @@ export const serve: Subcommand = {
       },
       (stream, info) => hosting.onStream(stream, info),
     );
-    process.stdout.write(`listening ${listener.url}\n`);
-    const access = token
-      ? ' (bearer token required)'
-      : isLoopbackHost(args.host)
-        ? ''
-        : ' (NO TOKEN: anyone who reaches it runs the agent)';
-    process.stderr.write(`acp-wire serve: Streamable HTTP at ${listener.httpUrl}${access}\n`);
     let stop!: () => void;
     const stopped = new Promise<void>((resolve) => (stop = resolve));
+    // Before the ready line: a SIGTERM sent as soon as it is read drains, rather than killing.
     const signals = watchStopSignals({
       command: NAME,
       stop,
@@ -315,8 +307,15 @@ export const serve: Subcommand = {
       killTimeoutMs: args.killTimeoutMs,
       graceMs: { SIGTERM: args.drainTimeoutMs },
     });
+    process.stdout.write(`listening ${listener.url}\n`);
+    const access = token
+      ? ' (bearer token required)'
+      : isLoopbackHost(args.host)
+        ? ''
+        : ' (NO TOKEN: anyone who reaches it runs the agent)';
+    process.stderr.write(`acp-wire serve: Streamable HTTP at ${listener.httpUrl}${access}\n`);
     await stopped;
-    const cut = signals.signal === 'SIGTERM' ? await drain(listener, args.drainTimeoutMs) : 0;
+    const cut = signals.signal === 'SIGTERM' ? await drainClients(NAME, listener, args.drainTimeoutMs) : 0;
     await listener.close();
     await hosting.ended();
     signals.dispose();
@@ -324,14 +323,3 @@ export const serve: Subcommand = {
     return cut > 0 ? EXIT_DRAIN_CUT : 0;
   },
 };
-
-/** Drains the listener's clients (see {@link RemoteListener.drain}); reports and returns how many were cut. */
-async function drain(listener: RemoteListener, timeoutMs: number): Promise<number> {
-  const { clients, cut } = await listener.drain({ timeoutMs });
-  if (cut > 0)
-    report(
-      NAME,
-      `drained ${clients} client${clients === 1 ? '' : 's'}: cut ${cut} still in a request at the drain deadline (${timeoutMs} ms)`,
-    );
-  return cut;
-}

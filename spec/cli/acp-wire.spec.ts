@@ -63,6 +63,7 @@ describe('acp-wire (the command line)', function () {
           '--tcp PORT',
           '--listen ADDRESS',
           '--max-chains N',
+          '--drain-timeout MS',
           '--idle-timeout MS',
           '--kill-timeout MS',
           '--request-timeout MS',

@@ -273,7 +273,7 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       expect(cancels[0]!.params.requestId).to.deep.equal(sleep[0]!.id);
       expect(received.filter((m) => m.method === '$/cancel_request')).to.have.length(1);
       await client.close();
-      expect(await stopCli(conductor)).to.equal(143);
+      expect(await stopCli(conductor)).to.equal(0);
       expect(await stopCli(serve)).to.equal(0);
     });
 
@@ -315,7 +315,7 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       await conductor.stderr.findText(/conductor warn refused a client from 127\.0\.0\.1:\d+: client limit reached \(1 open\)/);
       expect(await first.sendRequest('_test/echo', ['still served'])).to.deep.equal(['still served']);
       await first.close();
-      expect(await stopCli(conductor)).to.equal(143);
+      expect(await stopCli(conductor)).to.equal(0);
     });
 
     it('a URL component that refuses the connection ends the chain with a message, not a hang', async () => {

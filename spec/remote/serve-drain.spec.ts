@@ -206,6 +206,15 @@ describe('acp-wire serve behind a load balancer (real processes)', () => {
       expect(serve.stderr.text).to.not.match(/cut/);
     });
 
+    it('drains, rather than dies, when sent as soon as the listening line is read', async () => {
+      // The signal handlers are in place before the line: the default action (death by SIGTERM) never applies.
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const serve = await startServe([]);
+        serve.child.kill('SIGTERM');
+        expect(await serve.exited).to.deep.equal({ code: 0, signal: null });
+      }
+    });
+
     it('cuts a client still mid-turn at --drain-timeout, ends its agent, says so and exits 3', async () => {
       const serve = await startServe(['--drain-timeout', '100']);
       const client = await connectRaw(serve.url);

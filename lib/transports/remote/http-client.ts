@@ -67,6 +67,9 @@ export class HttpClientStream extends Duplex {
   readonly #sessions = new Map<string, Promise<void>>();
   /** Agent request id key → the session stream it came on (its answer carries that header). */
   readonly #answerSessions = new Map<string, string>();
+  /** Session event streams still open: the readable side ends once they and the connection's have. */
+  readonly #sessionStreams = new Set<IncomingMessage>();
+  #isConnectionStreamEnded = false;
   #connectionId: string | undefined;
   #partial = '';
   #isReading = true;
@@ -215,14 +218,33 @@ export class HttpClientStream extends Duplex {
         this.#paused.push(() => response.resume());
       }
     });
+    if (sessionId !== undefined) {
+      this.#sessionStreams.add(response);
+      response.once('close', () => {
+        this.#sessionStreams.delete(response);
+        this.#endIfStreamsEnded();
+      });
+    }
     response.once('end', () => {
       if (sessionId === undefined) {
-        if (!this.readableEnded && !this.destroyed) this.push(null);
+        this.#isConnectionStreamEnded = true;
+        this.#endIfStreamsEnded();
       } else {
         this.#sessions.delete(sessionId);
       }
     });
     response.once('error', (error) => this.destroy(error));
+  }
+
+  /**
+   * Ends the readable side once the connection's event stream has ended and no session's is
+   * open: a server closing the connection writes a session's last answers, then ends every stream,
+   * but the streams are separate HTTP responses (through a load balancer, separate connections),
+   * so the connection's end may arrive before a session's last events.
+   */
+  #endIfStreamsEnded(): void {
+    if (!this.#isConnectionStreamEnded || this.#sessionStreams.size > 0) return;
+    if (!this.readableEnded && !this.destroyed) this.push(null);
   }
 
   #onEvent(data: string, sessionId: string | undefined): void {

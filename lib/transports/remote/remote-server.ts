@@ -27,6 +27,7 @@ import {
   type AccessOptions,
 } from './limits';
 import { checkIdleTimeout, checkMaxCount, peerOf } from '../../server/bounds';
+import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../server/drain-timeout';
 import { DEFAULT_HOST } from '../../server/loopback';
 import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from './http-idle';
 import { ClientPool, type DrainResult, type PooledClient } from '../../server/client-pool';
@@ -110,8 +111,7 @@ export interface RemoteDrainOptions {
   timeoutMs?: number;
 }
 
-/** How long a draining server waits, by default, for its clients' requests in flight. */
-export const DEFAULT_DRAIN_TIMEOUT_MS = 30_000;
+export { DEFAULT_DRAIN_TIMEOUT_MS };
 
 /** A listening network server. */
 export interface RemoteListener {
