@@ -1,0 +1,255 @@
+/**
+ * The server side of a resumable WebSocket connection: one byte stream of NDJSON lines that
+ * outlives the sockets it runs over. Each agent message gets a cursor and is held in a replay
+ * buffer; a socket that drops leaves the connection waiting for its client for a grace period; a
+ * new socket whose first frame is `stream/resume` takes the connection over and gets what it
+ * missed.
+ *
+ * @packageDocumentation
+ */
+import { Duplex } from 'node:stream';
+import { MESSAGE_PORT } from '../../framing/message-port';
+import { idKey, isRequest, isResponse, parseRouted } from './http-protocol';
+import { ReplayBuffer } from './replay-buffer';
+import { advertiseResumable, type ResumeSettings } from './resume-options';
+import {
+  STREAM_ACK_METHOD,
+  STREAM_RESUMED_METHOD,
+  STREAM_RESUME_FAILED_METHOD,
+  STREAM_RESUME_METHOD,
+  controlMessage,
+  controlOf,
+  stampCursor,
+} from './stream-cursor';
+import { pushFrame, type WebSocketStream } from './websocket-stream';
+
+/** The server acknowledges the client's messages after this many (so the client can forget them). */
+const ACK_EVERY = 32;
+
+/**
+ * One resumable WebSocket connection on the server, as a byte stream of NDJSON lines.
+ *
+ * @remarks Ends (its readable side) when the client closes its socket normally, when
+ * {@link ResumableServerStream.closeGoingAway} is called, or when no socket has resumed it within
+ * `graceMs` of a drop. A socket dropping cancels nothing: the lines written meanwhile wait in the
+ * replay buffer (the oldest dropped past its bounds, which makes a later resume fail rather than
+ * skip them).
+ * @internal
+ */
+export class ResumableServerStream extends Duplex {
+  readonly connectionId: string;
+  readonly #settings: ResumeSettings;
+  readonly #buffer: ReplayBuffer;
+  #socket: WebSocketStream | undefined;
+  #received = 0;
+  #sinceAck = 0;
+  #grace: NodeJS.Timeout | undefined;
+  #initializeKey: string | undefined;
+  #isAdvertised = false;
+  #isClosing = false;
+  #partial = '';
+  #heldWrite: (() => void) | undefined;
+
+  constructor(connectionId: string, settings: ResumeSettings) {
+    super({ decodeStrings: false, allowHalfOpen: true });
+    this.connectionId = connectionId;
+    this.#settings = settings;
+    this.#buffer = new ReplayBuffer({ maxMessages: settings.bufferMessages, maxAgeMs: settings.bufferMs });
+  }
+
+  /** Whether a socket carries the connection now (not in its grace period). */
+  get isAttached(): boolean {
+    return this.#socket !== undefined;
+  }
+
+  /** Runs the connection over its first socket, starting with `firstFrame` (already taken from it). */
+  start(socket: WebSocketStream, firstFrame: Buffer): void {
+    this.#attach(socket);
+    this.#onFrame(firstFrame);
+  }
+
+  /**
+   * Moves the connection onto `socket` (whose first frame asked to resume after `cursor`), replays
+   * what the client missed and goes on live.
+   *
+   * @returns the reason the resume is refused, or `undefined` once resumed
+   */
+  resumeOn(socket: WebSocketStream, cursor: string | null): string | undefined {
+    if (this.#isClosing || this.destroyed || this.readableEnded) return 'the connection has ended';
+    const missed = this.#buffer.since(cursor);
+    if (missed === undefined) return `cursor ${String(cursor)} is no longer held (or was never sent)`;
+    const previous = this.#socket;
+    this.#socket = undefined;
+    previous?.destroy();
+    clearTimeout(this.#grace);
+    this.#grace = undefined;
+    this.#attach(socket);
+    socket.write(`${controlMessage(STREAM_RESUMED_METHOD, { received: this.#received })}\n`);
+    for (const entry of missed) socket.write(`${entry.text}\n`);
+    return undefined;
+  }
+
+  /** Ends the connection: its socket is closed 1001 (going away), its readable side ends. */
+  closeGoingAway(): void {
+    this.#isClosing = true;
+    const socket = this.#socket;
+    if (socket) socket.closeGoingAway();
+    else this.#end();
+  }
+
+  #attach(socket: WebSocketStream): void {
+    this.#socket = socket;
+    socket[MESSAGE_PORT].receiveFrames((frame) => this.#onFrame(frame));
+    let isNormal = false;
+    socket.once('end', () => (isNormal = true));
+    socket.on('error', ignore);
+    socket.once('close', () => {
+      if (this.#socket !== socket) return;
+      this.#socket = undefined;
+      this.#releaseWrite();
+      if (isNormal || this.#isClosing) return this.#end();
+      this.#grace = setTimeout(() => this.#end(), this.#settings.graceMs);
+    });
+    // Flowing, so that a normal close's end of input is seen (frames go to the handler above).
+    socket.resume();
+  }
+
+  #onFrame(frame: Buffer): void {
+    if (this.destroyed || this.readableEnded) return;
+    this.#received++;
+    if (this.#initializeKey === undefined && !this.#isAdvertised) this.#watchInitialize(frame);
+    if (!pushFrame(this, frame)) this.#socket?.pause();
+    if (++this.#sinceAck >= ACK_EVERY) {
+      this.#sinceAck = 0;
+      this.#socket?.write(`${controlMessage(STREAM_ACK_METHOD, { received: this.#received })}\n`);
+    }
+  }
+
+  #watchInitialize(frame: Buffer): void {
+    if (!frame.includes('"initialize"')) return;
+    const message = parseRouted(frame.toString('utf8'));
+    if (message && isRequest(message) && message.method === 'initialize') this.#initializeKey = idKey(message.id);
+  }
+
+  #end(): void {
+    clearTimeout(this.#grace);
+    this.#grace = undefined;
+    if (this.readableEnded || this.destroyed) return;
+    // Nothing can be sent any more: once everything received has been read, the stream is done.
+    this.once('end', () => this.destroy());
+    this.push(null);
+  }
+
+  override _read(): void {
+    if (this.#socket?.isPaused()) this.#socket.resume();
+  }
+
+  override _write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    const lines = (this.#partial + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'))).split('\n');
+    this.#partial = lines.pop()!;
+    let isFull = false;
+    for (const line of lines) {
+      if (line.trim() === '') continue;
+      const text = stampCursor(this.#advertise(line), this.#buffer.peekCursor());
+      this.#buffer.append(text);
+      if (this.#socket && !this.#socket.write(`${text}\n`)) isFull = true;
+    }
+    if (!isFull || !this.#socket) return callback();
+    this.#heldWrite = callback;
+    this.#socket.once('drain', () => this.#releaseWrite());
+  }
+
+  /** The `initialize` answer gains the `transport.resumable` capability. */
+  #advertise(line: string): string {
+    if (this.#isAdvertised || this.#initializeKey === undefined || !line.includes('"result"')) return line;
+    const message = parseRouted(line);
+    if (!message || !isResponse(message) || idKey(message.id) !== this.#initializeKey) return line;
+    this.#isAdvertised = true;
+    return advertiseResumable(line, this.#settings);
+  }
+
+  #releaseWrite(): void {
+    const callback = this.#heldWrite;
+    this.#heldWrite = undefined;
+    callback?.();
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.#isClosing = true;
+    const socket = this.#socket;
+    if (socket) socket.end();
+    else this.#end();
+    callback();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    clearTimeout(this.#grace);
+    this.#grace = undefined;
+    this.#releaseWrite();
+    const socket = this.#socket;
+    this.#socket = undefined;
+    if (socket && !socket.destroyed) {
+      if (error) socket.destroy();
+      else socket.end();
+    }
+    callback(error);
+  }
+}
+
+/** What {@link ResumableWebSockets.accept} does with a new socket's first frame. @internal */
+export interface ResumableSocketHandlers {
+  /** The socket opens a new connection: hand `stream` over as a new client. */
+  onNew(stream: ResumableServerStream): void;
+  /** The socket resumed (or failed to resume) an existing connection: it is no new client. */
+  onNotNew(): void;
+}
+
+/**
+ * The resumable connections of one server, by connection id.
+ *
+ * @internal
+ */
+export class ResumableWebSockets {
+  readonly #settings: ResumeSettings;
+  readonly #streams = new Map<string, ResumableServerStream>();
+
+  constructor(settings: ResumeSettings) {
+    this.#settings = settings;
+  }
+
+  /** Waits for a new socket's first frame: `stream/resume` resumes a connection, anything else opens `connectionId`. */
+  accept(socket: WebSocketStream, connectionId: string, handlers: ResumableSocketHandlers): void {
+    const port = socket[MESSAGE_PORT];
+    socket.on('error', ignore);
+    port.receiveFrames((frame) => {
+      port.receiveFrames(undefined);
+      const control = controlOf(frame.toString('utf8'));
+      if (control?.method === STREAM_RESUME_METHOD) return this.#resume(socket, control.params, handlers);
+      const stream = new ResumableServerStream(connectionId, this.#settings);
+      this.#streams.set(connectionId, stream);
+      stream.once('close', () => {
+        if (this.#streams.get(connectionId) === stream) this.#streams.delete(connectionId);
+      });
+      stream.start(socket, frame);
+      handlers.onNew(stream);
+    });
+    socket.resume();
+  }
+
+  #resume(socket: WebSocketStream, params: Record<string, unknown>, handlers: ResumableSocketHandlers): void {
+    handlers.onNotNew();
+    const { connectionId, cursor } = params;
+    const stream = typeof connectionId === 'string' ? this.#streams.get(connectionId) : undefined;
+    const cursorText = typeof cursor === 'string' ? cursor : null;
+    const reason = !stream
+      ? 'unknown connection'
+      : cursor !== null && typeof cursor !== 'string'
+        ? 'cursor must be a string or null'
+        : stream.resumeOn(socket, cursorText);
+    if (reason === undefined) return;
+    socket.write(`${controlMessage(STREAM_RESUME_FAILED_METHOD, { reason })}\n`);
+    socket.end();
+  }
+}
+
+function ignore(): void {}
