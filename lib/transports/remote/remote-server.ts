@@ -32,7 +32,7 @@ import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from './http-idle';
 import { ClientPool, type DrainResult, type PooledClient } from '../../server/client-pool';
 import type { WorkProbe } from '../../server/work-probe';
 import { checkRemoteOptions, remoteConnection, webSocketStream, type RemoteConnectionOptions } from './websocket';
-import { ResumableWebSockets } from './resumable-websocket';
+import { ResumableServerStream, ResumableWebSockets } from './resumable-websocket';
 import { resumeSettings, type ResumeOptions } from './resume-options';
 
 /** The certificate a {@link listenRemote} server presents to serve `wss://` and `https://` itself. */
@@ -271,7 +271,7 @@ export function serveRemoteClients(
   const release = (request: IncomingMessage): void => admitted.get(request)?.leave();
   const onStream = (stream: Duplex, info: RemoteClientInfo): void => {
     const client = admitted.get(info.request)!;
-    client.bind(stream, () => closeStream(stream));
+    client.bind(stream, () => closeStream(stream), stream instanceof ResumableServerStream);
     // A Streamable HTTP connection that nothing held for `httpIdleTimeoutMs` was abandoned.
     if (info.transport === 'http') stream.once('idle', () => void client.closeIdle());
     onClient(stream, info, client);
