@@ -131,7 +131,13 @@ export { DEFAULT_HOST, isLoopbackHost } from './server/loopback';
 export type { AccessOptions } from './transports/remote/limits';
 export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS } from './transports/remote/heartbeat';
 export type { HeartbeatOptions } from './transports/remote/heartbeat';
-export { HeartbeatTimeoutError, HttpStatusError, ResumeFailedError, WebSocketCloseCode, WebSocketCloseError } from './transports/remote/errors';
+export {
+  HeartbeatTimeoutError,
+  HttpStatusError,
+  ResumeFailedError,
+  WebSocketCloseCode,
+  WebSocketCloseError,
+} from './transports/remote/errors';
 export {
   DEFAULT_RESUME_BUFFER_MESSAGES,
   DEFAULT_RESUME_BUFFER_MS,

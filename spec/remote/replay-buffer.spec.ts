@@ -86,7 +86,9 @@ describe('stream cursors on message text', () => {
     const stamped = stampCursor('{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"_meta":{"x":"y"}}}', '3');
     expect(JSON.parse(stamped).params).to.deep.equal({ a: 1, _meta: { 'acp/cursor': '3', x: 'y' } });
     expect(cursorOf(stamped)).to.equal('3');
-    expect(JSON.parse(stampCursor('{"id":1,"method":"m","params":{"_meta":{}}}', '4')).params).to.deep.equal({ _meta: { 'acp/cursor': '4' } });
+    expect(JSON.parse(stampCursor('{"id":1,"method":"m","params":{"_meta":{}}}', '4')).params).to.deep.equal({
+      _meta: { 'acp/cursor': '4' },
+    });
   });
 
   it('puts it in result._meta of an answer with an object result, keeping the exact id bytes', () => {
@@ -105,7 +107,8 @@ describe('stream cursors on message text', () => {
   });
 
   it('is not fooled by braces, quotes and the key inside strings, nor by whitespace', () => {
-    const line = ' { "id" : 1 , "params" : { "text" : "}\\"acp/cursor\\":\\"99\\" {[" , "deep" : [ { "_meta" : { "acp/cursor" : "1" } } ] } } ';
+    const line =
+      ' { "id" : 1 , "params" : { "text" : "}\\"acp/cursor\\":\\"99\\" {[" , "deep" : [ { "_meta" : { "acp/cursor" : "1" } } ] } } ';
     const stamped = stampCursor(line, '6');
     expect(JSON.parse(stamped).params.text).to.equal('}"acp/cursor":"99" {[');
     expect(cursorOf(stamped)).to.equal('6');

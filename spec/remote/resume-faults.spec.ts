@@ -77,7 +77,11 @@ describe('Resumable remote connections at their limits', () => {
         this.timeout(20_000);
         bench = await startResumeBench({ graceMs: 5000 });
         let resumes = 0;
-        const client = await connectResuming(bench.url(transport), transport, { minDelayMs: 5, maxDelayMs: 20, onResumed: () => void resumes++ });
+        const client = await connectResuming(bench.url(transport), transport, {
+          minDelayMs: 5,
+          maxDelayMs: 20,
+          onResumed: () => void resumes++,
+        });
         await openSession(client, 2);
         const padding = 'p'.repeat(500);
         const reset = bench.proxy.nextReset();
@@ -85,7 +89,9 @@ describe('Resumable remote connections at their limits', () => {
         bench.proxy.resetAfter(direction as Direction, direction === 'toTarget' ? 20_000 : 200);
         for (let i = 0; i < 300; i++) client.sendNotification('_test/note', { i, padding });
         await reset;
-        const { notifications } = (await client.sendRequest('_test/received', {})) as { notifications: { method: string; params: { i: number } }[] };
+        const { notifications } = (await client.sendRequest('_test/received', {})) as {
+          notifications: { method: string; params: { i: number } }[];
+        };
         const notes = notifications.filter((n) => n.method === '_test/note').map((n) => n.params.i);
         expect(notes).to.deep.equal(Array.from({ length: 300 }, (_, i) => i));
         expect(resumes).to.be.greaterThan(0);

@@ -93,7 +93,10 @@ export function recordTurns(
     for (const w of ready) w.resolve();
   };
   client.onNotification('session/update', (params) => {
-    const { sessionId: session, update } = params as { sessionId: string; update: { sessionUpdate: string; content?: { text?: string }; state?: string; stopReason?: string } };
+    const { sessionId: session, update } = params as {
+      sessionId: string;
+      update: { sessionUpdate: string; content?: { text?: string }; state?: string; stopReason?: string };
+    };
     const turn = log.chunks.at(-1);
     if (session !== sessionId || turn === undefined) return void log.strays.push(params);
     if (update.sessionUpdate === 'agent_message_chunk') turn.push(update.content?.text ?? '');

@@ -47,7 +47,11 @@ async function runWorkload(client: Connection, version: number, isDone: () => bo
       texts.push(text);
       log.startTurn();
       const idle = version === 2 ? log.whenStops(t + 1) : Promise.resolve();
-      const answer = (await client.sendRequest('session/prompt', { sessionId, prompt: [{ type: 'text', text }], _meta: { workMs: 40 } })) as {
+      const answer = (await client.sendRequest('session/prompt', {
+        sessionId,
+        prompt: [{ type: 'text', text }],
+        _meta: { workMs: 40 },
+      })) as {
         stopReason?: string;
       };
       if (version === 1) log.stops.push(answer.stopReason ?? '?');
@@ -63,15 +67,19 @@ async function runWorkload(client: Connection, version: number, isDone: () => bo
         if (error instanceof RpcError && error.code === -32001) answers.errors++;
       }
       const [echo, call] = await Promise.all([
-        client.sendRequest('_test/echo', { i }) as Promise<{ i: number }>,
-        client.sendRequest('_test/callClient', { method: '_test/clientEcho', params: { i } }) as Promise<{ response: { i: number } }>,
+        client.sendRequest('_test/echo', { i }) as unknown as Promise<{ i: number }>,
+        client.sendRequest('_test/callClient', { method: '_test/clientEcho', params: { i } }) as unknown as Promise<{
+          response: { i: number };
+        }>,
       ]);
       answers.echoes.push(echo.i);
       answers.calls.push(call.response.i);
     }
   };
   await Promise.all([turns(), requests()]);
-  const { notifications } = (await client.sendRequest('_test/received', {})) as { notifications: { method: string; params: { i: number } }[] };
+  const { notifications } = (await client.sendRequest('_test/received', {})) as {
+    notifications: { method: string; params: { i: number } }[];
+  };
   const notes = notifications.filter((n) => n.method === '_test/note').map((n) => n.params.i);
   return { log, texts, answers, callsByIndex, notes };
 }
@@ -131,7 +139,7 @@ describe('Resumable remote connections', () => {
             `${events.reconnecting} reconnection attempts, ${events.resumed} resumes`,
         );
         expect(log.chunks.length).to.be.greaterThan(0);
-        log.chunks.forEach((chunks, t) => expect(chunks, `turn ${t}`).to.deep.equal(expectedChunks(texts[t]!)));
+        for (const [t, chunks] of log.chunks.entries()) expect(chunks, `turn ${t}`).to.deep.equal(expectedChunks(texts[t]!));
         expect(log.stops).to.deep.equal(texts.map(() => 'end_turn'));
         expect(log.strays).to.deep.equal([]);
         expect(answers.prompts.length).to.equal(texts.length);

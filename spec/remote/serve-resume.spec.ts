@@ -36,7 +36,12 @@ describe('acp-wire serve --resume (real processes)', () => {
       proxy = await startFaultProxy(port);
       const url = `${transport === 'websocket' ? 'ws' : 'http'}://127.0.0.1:${proxy.port}/acp`;
       let resumes = 0;
-      const client: Connection = await connectResuming(url, transport, { attempts: 50, minDelayMs: 2, maxDelayMs: 40, onResumed: () => void resumes++ });
+      const client: Connection = await connectResuming(url, transport, {
+        attempts: 50,
+        minDelayMs: 2,
+        maxDelayMs: 40,
+        onResumed: () => void resumes++,
+      });
       await client.sendRequest('initialize', { protocolVersion: 1 });
       const { sessionId } = (await client.sendRequest('session/new', { cwd: '/', mcpServers: [] })) as { sessionId: string };
       const agents = childProcesses(serve.child.pid!).map((child) => child.pid);
@@ -48,7 +53,11 @@ describe('acp-wire serve --resume (real processes)', () => {
         for (let t = 0; !isDone; t++) {
           texts.push(Array.from({ length: 10 }, (_, k) => `t${t}w${k}`).join(' '));
           log.startTurn();
-          const answer = (await client.sendRequest('session/prompt', { sessionId, prompt: [{ type: 'text', text: texts[t] }], _meta: { workMs: 30 } })) as {
+          const answer = (await client.sendRequest('session/prompt', {
+            sessionId,
+            prompt: [{ type: 'text', text: texts[t] }],
+            _meta: { workMs: 30 },
+          })) as {
             stopReason: string;
           };
           log.stops.push(answer.stopReason);
@@ -62,7 +71,7 @@ describe('acp-wire serve --resume (real processes)', () => {
       }
       isDone = true;
       await turns;
-      log.chunks.forEach((chunks, t) => expect(chunks, `turn ${t}`).to.deep.equal(`echo: ${texts[t]}`.match(/\S+\s*/g)));
+      for (const [t, chunks] of log.chunks.entries()) expect(chunks, `turn ${t}`).to.deep.equal(`echo: ${texts[t]}`.match(/\S+\s*/g));
       expect(log.stops).to.deep.equal(texts.map(() => 'end_turn'));
       expect(resumes).to.be.greaterThan(0);
       expect(childProcesses(serve.child.pid!).map((child) => child.pid)).to.deep.equal(agents);

@@ -37,7 +37,6 @@ export interface HttpStreamServerOptions extends HttpServerLimits {
   resume?: ResumeOptions | boolean;
 }
 
-
 /** The body of a batch refusal, as the SDK sends it. */
 const BATCH_REFUSAL = JSON.stringify({
   jsonrpc: '2.0',
