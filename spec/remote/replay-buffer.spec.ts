@@ -50,6 +50,18 @@ describe('ReplayBuffer', () => {
     expect(buffer.since('2')).to.deep.equal([]);
   });
 
+  it('holds at most maxBytes of text, dropping the oldest', () => {
+    const buffer = new ReplayBuffer({ maxMessages: 100, maxAgeMs: 60_000, maxBytes: 10 }, clock);
+    for (const text of ['aaaa', 'bbbb', 'cccc', 'dd']) buffer.append(text);
+    expect(buffer.since('1')!.map((e) => e.text)).to.deep.equal(['bbbb', 'cccc', 'dd']);
+    expect(buffer.since('0')).to.equal(undefined);
+    expect(buffer.size).to.equal(3);
+    buffer.append('e'.repeat(20));
+    expect(buffer.size).to.equal(0);
+    expect(buffer.since('5')).to.deep.equal([]);
+    expect(buffer.since('4')).to.equal(undefined);
+  });
+
   it('refuses a cursor it never gave and one that is not a number', () => {
     const buffer = new ReplayBuffer({ maxMessages: 10, maxAgeMs: 1000 }, clock);
     buffer.append('a');

@@ -38,9 +38,12 @@ export class ReconnectingWebSocketStream extends Duplex {
   readonly #settings: ReconnectSettings;
   readonly #open: () => Promise<WebSocketStream>;
   #socket: WebSocketStream | undefined;
-  /** Sent messages the server has not acknowledged; `#acked` messages were sent before the first. */
+  /**
+   * Sent messages the server has not acknowledged; `#sentBase` messages were sent before the first
+   * (acknowledged, or sent before the server advertised resumption, which are not kept).
+   */
   #unacked: string[] = [];
-  #acked = 0;
+  #sentBase = 0;
   #lastCursor: number | undefined;
   #isResumable = false;
   #isEnding = false;
@@ -91,9 +94,10 @@ export class ReconnectingWebSocketStream extends Duplex {
   }
 
   #acknowledge(received: unknown): void {
-    if (typeof received !== 'number' || !Number.isSafeInteger(received) || received <= this.#acked) return;
-    this.#unacked.splice(0, Math.min(received - this.#acked, this.#unacked.length));
-    this.#acked = received;
+    if (typeof received !== 'number' || !Number.isSafeInteger(received) || received <= this.#sentBase) return;
+    const count = Math.min(received - this.#sentBase, this.#unacked.length);
+    this.#unacked.splice(0, count);
+    this.#sentBase += count;
   }
 
   async #reconnect(dropped: Error): Promise<void> {
@@ -130,7 +134,12 @@ export class ReconnectingWebSocketStream extends Duplex {
         const control = controlOf(frame.toString('utf8'));
         socket.removeListener('close', onClose);
         if (control?.method === STREAM_RESUMED_METHOD) {
-          this.#acknowledge(control.params.received);
+          const { received } = control.params;
+          if (typeof received !== 'number' || received < this.#sentBase) {
+            socket.destroy();
+            return reject(new ResumeFailedError('refused', 'the server lost messages sent before it advertised resumption'));
+          }
+          this.#acknowledge(received);
           const resent = this.#unacked.length;
           this.#attach(socket);
           for (const line of this.#unacked) socket.write(`${line}\n`);
@@ -163,7 +172,9 @@ export class ReconnectingWebSocketStream extends Duplex {
     let isFull = false;
     for (const line of lines) {
       if (line.trim() === '') continue;
-      this.#unacked.push(line);
+      // Kept for a resend only once the server is known to resume (before, a drop ends the connection).
+      if (this.#isResumable) this.#unacked.push(line);
+      else this.#sentBase++;
       if (this.#socket && !this.#socket.write(`${line}\n`)) isFull = true;
     }
     if (!isFull || !this.#socket) return callback();

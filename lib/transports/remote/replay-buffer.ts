@@ -11,6 +11,8 @@ export interface ReplayBufferBounds {
   readonly maxMessages: number;
   /** How long a message is held at most, in milliseconds. */
   readonly maxAgeMs: number;
+  /** How many bytes (UTF-16 code units) of text are held at most. Default 64 MiB. */
+  readonly maxBytes?: number;
 }
 
 /** One held message. */
@@ -25,7 +27,8 @@ export interface ReplayEntry {
  * Numbers the messages of one stream (cursors `"1"`, `"2"`, …) and holds the latest ones.
  *
  * @remarks A message is dropped once more than `maxMessages` are held or once it is older than
- * `maxAgeMs` (checked on each append and each {@link ReplayBuffer.since}). Cursors are only
+ * `maxAgeMs` (checked on each append and each {@link ReplayBuffer.since}), and the oldest go
+ * while the texts held are longer than `maxBytes`. Cursors are only
  * compared within one buffer. Holds no timer.
  * @internal
  */
@@ -39,6 +42,7 @@ export class ReplayBuffer {
   /** The cursor of the first entry held (the number of the next one when none is held). */
   #first = 1;
   #next = 1;
+  #bytes = 0;
 
   /** @param now - the clock, in milliseconds (tests pass their own) */
   constructor(bounds: ReplayBufferBounds, now: () => number = Date.now) {
@@ -67,7 +71,12 @@ export class ReplayBuffer {
     const cursor = this.#next++;
     this.#texts.push(text);
     this.#times.push(this.#now());
+    this.#bytes += text.length;
     if (this.#texts.length - this.#head > this.#bounds.maxMessages) this.#drop(1);
+    const maxBytes = this.#bounds.maxBytes ?? DEFAULT_MAX_BYTES;
+    let over = 0;
+    for (let bytes = this.#bytes; bytes > maxBytes; over++) bytes -= this.#texts[this.#head + over]!.length;
+    if (over > 0) this.#drop(over);
     this.#expire();
     return String(cursor);
   }
@@ -97,6 +106,7 @@ export class ReplayBuffer {
   }
 
   #drop(count: number): void {
+    for (let i = 0; i < count; i++) this.#bytes -= this.#texts[this.#head + i]!.length;
     this.#head += count;
     this.#first += count;
     // Compact once the dead prefix is as long as what is held.
@@ -107,6 +117,8 @@ export class ReplayBuffer {
     }
   }
 }
+
+const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 
 /** A cursor's number, or `undefined` when it is not a decimal integer of at least 0. */
 function parseCursor(cursor: string): number | undefined {
