@@ -19,6 +19,7 @@ import type { PendingCost } from './memory';
 import { USAGE, parseOptions, type BenchOptions } from './options';
 import { runOnce } from './pool';
 import { formatReport } from './print';
+import { formatResume, type ResumeCell } from './resume';
 import { runSideBySide, type SideBySide } from './side-by-side';
 import type { SoakResult } from './soak';
 import { formatStartup, runStartup, type StartupResult } from './startup';
@@ -55,6 +56,12 @@ async function framing(options: BenchOptions): Promise<FramerResult[]> {
   return runOnce<FramerResult[]>('framing.js', [String(options.framingLines), String(options.rounds)]);
 }
 
+async function resumeCost(options: BenchOptions): Promise<ResumeCell[]> {
+  if (options.resumeRounds === 0 || !options.libraries.includes('acp-wire')) return [];
+  progress(`resumption cost: ${options.resumeRounds} rounds`);
+  return runOnce<ResumeCell[]>('resume.js', [String(options.resumeRounds), String(Math.max(200, options.budgetMs))]);
+}
+
 async function sideBySide(options: BenchOptions): Promise<SideBySide> {
   if (options.workloads.length === 0 || options.transports.length === 0) return { cells: [], rss: [], warmUps: [] };
   return runSideBySide(options, progress);
@@ -72,6 +79,7 @@ async function main(): Promise<void> {
   const memory = await memoryCosts(options);
   const soakResult = await soak(options);
   const framingResults = await framing(options);
+  const resume = await resumeCost(options);
   const rows = summarize(runs);
   const tracker = trackerCosts(rows);
   const report: BenchReport = {
@@ -87,8 +95,9 @@ async function main(): Promise<void> {
   };
   process.stdout.write(`${formatReport(report)}\n`);
   if (startup) process.stdout.write(`\n${formatStartup(startup)}\n`);
+  if (resume.length > 0) process.stdout.write(`\n${formatResume(resume)}\n`);
   if (options.jsonFile) {
-    writeFileSync(options.jsonFile, `${JSON.stringify({ ...report, startup }, null, 2)}\n`);
+    writeFileSync(options.jsonFile, `${JSON.stringify({ ...report, startup, resume }, null, 2)}\n`);
     progress(`wrote ${options.jsonFile}`);
   }
   progress('done');

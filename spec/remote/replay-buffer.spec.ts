@@ -127,6 +127,15 @@ describe('stream cursors on message text', () => {
     expect(cursorOf(line)).to.equal(undefined);
   });
 
+  it('stamps an empty message and an empty result as valid JSON', () => {
+    expect(JSON.parse(stampCursor('{}', '1'))).to.deep.equal({ _meta: { 'acp/cursor': '1' } });
+    expect(JSON.parse(stampCursor('{"id":1,"result":{ }}', '2'))).to.deep.equal({ id: 1, result: { _meta: { 'acp/cursor': '2' } } });
+    expect(JSON.parse(stampCursor('{"_meta":{"a":1},"id":1,"error":{"code":1,"message":"m"}}', '3'))._meta).to.deep.equal({
+      'acp/cursor': '3',
+      a: 1,
+    });
+  });
+
   it('leaves text that is not a JSON object unchanged', () => {
     expect(stampCursor('[1,2]', '1')).to.equal('[1,2]');
     expect(stampCursor('not json', '1')).to.equal('not json');

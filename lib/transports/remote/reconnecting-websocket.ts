@@ -20,6 +20,7 @@ import {
   cursorOf,
 } from './stream-cursor';
 import { pushFrame, type WebSocketStream } from './websocket-stream';
+import { sendFrames } from './resumable-websocket';
 
 /**
  * A client connection over resumable WebSockets, as a byte stream of NDJSON lines.
@@ -142,7 +143,7 @@ export class ReconnectingWebSocketStream extends Duplex {
           this.#acknowledge(received);
           const resent = this.#unacked.length;
           this.#attach(socket);
-          for (const line of this.#unacked) socket.write(`${line}\n`);
+          if (resent > 0) sendFrames(socket, this.#unacked);
           return resolve(resent);
         }
         socket.destroy();
@@ -151,7 +152,7 @@ export class ReconnectingWebSocketStream extends Duplex {
       });
       socket.resume();
       const cursor = this.#lastCursor === undefined ? null : String(this.#lastCursor);
-      socket.write(`${controlMessage(STREAM_RESUME_METHOD, { connectionId: this.#connectionId, cursor })}\n`);
+      sendFrames(socket, [controlMessage(STREAM_RESUME_METHOD, { connectionId: this.#connectionId, cursor })]);
     });
   }
 
@@ -169,17 +170,14 @@ export class ReconnectingWebSocketStream extends Duplex {
   override _write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     const lines = (this.#partial + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'))).split('\n');
     this.#partial = lines.pop()!;
-    let isFull = false;
-    for (const line of lines) {
-      if (line.trim() === '') continue;
-      // Kept for a resend only once the server is known to resume (before, a drop ends the connection).
-      if (this.#isResumable) this.#unacked.push(line);
-      else this.#sentBase++;
-      if (this.#socket && !this.#socket.write(`${line}\n`)) isFull = true;
-    }
-    if (!isFull || !this.#socket) return callback();
+    const texts = lines.filter((line) => line.trim() !== '');
+    // Kept for a resend only once the server is known to resume (before, a drop ends the connection).
+    if (this.#isResumable) for (const text of texts) this.#unacked.push(text);
+    else this.#sentBase += texts.length;
+    const socket = this.#socket;
+    if (!socket || texts.length === 0) return callback();
     this.#heldWrite = callback;
-    this.#socket.once('drain', () => this.#releaseWrite());
+    if (sendFrames(socket, texts, () => this.#releaseWrite())) this.#releaseWrite();
   }
 
   #releaseWrite(): void {

@@ -23,6 +23,22 @@ import {
 } from './stream-cursor';
 import { pushFrame, type WebSocketStream } from './websocket-stream';
 
+/**
+ * Sends `texts` on `socket`, one frame each, in order after everything sent before; returns false
+ * when the socket is full (then `onDrain` is called once it has taken them).
+ *
+ * @internal
+ */
+export function sendFrames(socket: WebSocketStream, texts: readonly string[], onDrain: () => void = ignore): boolean {
+  const port = socket[MESSAGE_PORT];
+  if (port.canSendMessages()) return port.sendMessages(texts, onDrain);
+  // Lines written before (never by these streams, which send only frames) go first.
+  let isFlowing = true;
+  for (const text of texts) isFlowing = socket.write(`${text}\n`) && isFlowing;
+  if (!isFlowing) socket.once('drain', onDrain);
+  return isFlowing;
+}
+
 /** The server acknowledges the client's messages after this many (so the client can forget them). */
 const ACK_EVERY = 32;
 
@@ -84,8 +100,7 @@ export class ResumableServerStream extends Duplex {
     clearTimeout(this.#grace);
     this.#grace = undefined;
     this.#attach(socket);
-    socket.write(`${controlMessage(STREAM_RESUMED_METHOD, { received: this.#received })}\n`);
-    for (const entry of missed) socket.write(`${entry.text}\n`);
+    sendFrames(socket, [controlMessage(STREAM_RESUMED_METHOD, { received: this.#received }), ...missed.map((entry) => entry.text)]);
     return undefined;
   }
 
@@ -121,7 +136,7 @@ export class ResumableServerStream extends Duplex {
     if (!pushFrame(this, frame)) this.#socket?.pause();
     if (++this.#sinceAck >= ACK_EVERY) {
       this.#sinceAck = 0;
-      this.#socket?.write(`${controlMessage(STREAM_ACK_METHOD, { received: this.#received })}\n`);
+      if (this.#socket) sendFrames(this.#socket, [controlMessage(STREAM_ACK_METHOD, { received: this.#received })]);
     }
   }
 
@@ -147,16 +162,17 @@ export class ResumableServerStream extends Duplex {
   override _write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     const lines = (this.#partial + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'))).split('\n');
     this.#partial = lines.pop()!;
-    let isFull = false;
+    const texts: string[] = [];
     for (const line of lines) {
       if (line.trim() === '') continue;
       const text = stampCursor(this.#advertise(line), this.#buffer.peekCursor());
       this.#buffer.append(text);
-      if (this.#socket && !this.#socket.write(`${text}\n`)) isFull = true;
+      texts.push(text);
     }
-    if (!isFull || !this.#socket) return callback();
+    const socket = this.#socket;
+    if (!socket || texts.length === 0) return callback();
     this.#heldWrite = callback;
-    this.#socket.once('drain', () => this.#releaseWrite());
+    if (sendFrames(socket, texts, () => this.#releaseWrite())) this.#releaseWrite();
   }
 
   /** The `initialize` answer gains the `transport.resumable` capability. */
@@ -247,7 +263,7 @@ export class ResumableWebSockets {
         ? 'cursor must be a string or null'
         : stream.resumeOn(socket, cursorText);
     if (reason === undefined) return;
-    socket.write(`${controlMessage(STREAM_RESUME_FAILED_METHOD, { reason })}\n`);
+    sendFrames(socket, [controlMessage(STREAM_RESUME_FAILED_METHOD, { reason })]);
     socket.end();
   }
 }

@@ -71,26 +71,41 @@ function skipValue(text: string, at: number): number {
   return i;
 }
 
-/** The members of the JSON object whose `{` is at `at`; `undefined` when the text is not one. */
-function membersOf(text: string, at: number): Member[] | undefined {
+/** The key of the string that starts at `at` and ends just before `end`. */
+function keyOf(text: string, at: number, end: number): string {
+  const raw = text.slice(at + 1, end - 1);
+  return raw.includes('\\') ? (JSON.parse(text.slice(at, end)) as string) : raw;
+}
+
+/**
+ * Walks the members of the JSON object whose `{` is at `at`, calling `visit` for each until it
+ * returns true; returns the member it stopped at, `null` when it visited them all, `undefined` when
+ * the text is not an object.
+ */
+function walkMembers(text: string, at: number, visit: (member: Member) => boolean): Member | null | undefined {
   if (text[at] !== '{') return undefined;
-  const members: Member[] = [];
   let i = skipSpace(text, at + 1);
-  if (text[i] === '}') return members;
+  if (text[i] === '}') return null;
   while (i < text.length && text[i] === '"') {
     const keyEnd = skipString(text, i);
-    const key = JSON.parse(text.slice(i, keyEnd)) as string;
+    const key = keyOf(text, i, keyEnd);
     i = skipSpace(text, keyEnd);
     if (text[i] !== ':') return undefined;
     const start = skipSpace(text, i + 1);
     const end = skipValue(text, start);
-    members.push({ key, start, end });
+    const member = { key, start, end };
+    if (visit(member)) return member;
     i = skipSpace(text, end);
-    if (text[i] === '}') return members;
+    if (text[i] === '}') return null;
     if (text[i] !== ',') return undefined;
     i = skipSpace(text, i + 1);
   }
   return undefined;
+}
+
+/** The first member of the object at `at` that `accept` takes, or `undefined`. */
+function findMember(text: string, at: number, accept: (member: Member) => boolean): Member | undefined {
+  return walkMembers(text, at, accept) ?? undefined;
 }
 
 /** Inserts `member` (a `"key":value` text) first into the object whose `{` is at `at`. */
@@ -108,16 +123,25 @@ function insertFirst(text: string, at: number, member: string, isEmpty: boolean)
  */
 export function stampCursor(line: string, cursor: string): string {
   const at = skipSpace(line, 0);
-  const members = membersOf(line, at);
-  if (members === undefined) return line;
+  const isObject = (m: Member): boolean => line[m.start] === '{';
+  let topMeta: Member | undefined;
+  const holder = walkMembers(line, at, (m) => {
+    if (m.key === '_meta' && isObject(m)) topMeta = m;
+    return isObject(m) && (m.key === 'params' || m.key === 'result');
+  });
+  if (holder === undefined) return line;
   const entry = `"${CURSOR_META_KEY}":${JSON.stringify(cursor)}`;
-  const holder = members.find((m) => (m.key === 'params' || m.key === 'result') && line[m.start] === '{');
-  const target = holder ? membersOf(line, holder.start) : members;
-  const targetAt = holder ? holder.start : at;
-  if (target === undefined) return line;
-  const meta = target.find((m) => m.key === '_meta' && line[m.start] === '{');
-  if (meta) return insertFirst(line, meta.start, entry, membersOf(line, meta.start)?.length === 0);
-  return insertFirst(line, targetAt, `"_meta":{${entry}}`, target.length === 0);
+  const targetAt = holder === null ? at : holder.start;
+  let isEmpty = true;
+  const meta =
+    holder === null
+      ? topMeta
+      : findMember(line, targetAt, (m) => {
+          isEmpty = false;
+          return m.key === '_meta' && isObject(m);
+        });
+  if (meta) return insertFirst(line, meta.start, entry, line[skipSpace(line, meta.start + 1)] === '}');
+  return insertFirst(line, targetAt, `"_meta":{${entry}}`, holder === null ? line[skipSpace(line, at + 1)] === '}' : isEmpty);
 }
 
 /**
@@ -126,15 +150,18 @@ export function stampCursor(line: string, cursor: string): string {
  * @internal
  */
 export function cursorOf(text: string): string | undefined {
-  const at = skipSpace(text, 0);
-  const members = membersOf(text, at);
-  if (members === undefined) return undefined;
-  const holder = members.find((m) => (m.key === 'params' || m.key === 'result') && text[m.start] === '{');
-  const target = holder ? membersOf(text, holder.start) : members;
-  const meta = target?.find((m) => m.key === '_meta' && text[m.start] === '{');
-  const entry = meta ? membersOf(text, meta.start)?.find((m) => m.key === CURSOR_META_KEY) : undefined;
+  const isObject = (m: Member): boolean => text[m.start] === '{';
+  // The stamp is the first member wherever it is, so this stops early on a stamped message.
+  const holder = findMember(
+    text,
+    skipSpace(text, 0),
+    (m) => isObject(m) && (m.key === 'params' || m.key === 'result' || m.key === '_meta'),
+  );
+  if (holder === undefined) return undefined;
+  const meta = holder.key === '_meta' ? holder : findMember(text, holder.start, (m) => m.key === '_meta' && isObject(m));
+  const entry = meta && findMember(text, meta.start, (m) => m.key === CURSOR_META_KEY);
   if (entry === undefined || text[entry.start] !== '"') return undefined;
-  return JSON.parse(text.slice(entry.start, entry.end)) as string;
+  return keyOf(text, entry.start, entry.end);
 }
 
 /**
