@@ -119,6 +119,8 @@ export class HttpClientStream extends Duplex {
   }
 
   override _final(callback: (error?: Error | null) => void): void {
+    // Closing: a stream that ends from now on is not resumed.
+    this.#isResumable = false;
     const id = this.#connectionId;
     const done = (): void => {
       this.#shutdown();
@@ -289,7 +291,7 @@ export class HttpClientStream extends Duplex {
     });
     // A stream cut without its end (a reset, a dropped network) is resumed after its last event.
     response.once('close', () => {
-      if (!hasEnded && this.#isResumable && !this.destroyed && !this.writableFinished) this.#resumeEvents(sessionId);
+      if (!hasEnded && this.#isResumable && !this.destroyed) this.#resumeEvents(sessionId);
     });
   }
 
