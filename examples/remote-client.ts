@@ -41,7 +41,8 @@ async function main(argv: string[]): Promise<void> {
     });
     process.stdout.write(`initialized: ${JSON.stringify(init)}\n`);
     const { sessionId } = await agent.sendRequest<{ sessionId: string }>('session/new', { cwd: process.cwd(), mcpServers: [] });
-    const idle = new Promise<string>((resolve) => {
+    const idle = new Promise<string>((resolve, reject) => {
+      agent.once('close', (reason, error) => reject(error ?? new Error(`connection closed (${reason}) before the turn ended`)));
       agent.onNotification('session/update', ({ update }: { update: JsonObject }) => {
         const content = update.content as { text?: string } | undefined;
         if (update.sessionUpdate === 'agent_message_chunk' && content?.text) process.stdout.write(content.text);
