@@ -16,7 +16,8 @@ import { connectUrl, type JsonObject, type ReconnectOptions } from '../lib';
 
 const RECONNECT: ReconnectOptions = {
   attempts: 20,
-  onReconnecting: ({ attempt, delayMs, error }) => process.stderr.write(`\n[reconnecting: attempt ${attempt} in ${delayMs} ms (${error.message})]\n`),
+  onReconnecting: ({ attempt, delayMs, error }) =>
+    process.stderr.write(`\n[reconnecting: attempt ${attempt} in ${delayMs} ms (${error.message})]\n`),
   onResumed: ({ attempts, resent }) => process.stderr.write(`[resumed after ${attempts} attempt(s), ${resent} message(s) sent again]\n`),
 };
 
@@ -50,7 +51,11 @@ async function main(argv: string[]): Promise<void> {
       });
     });
     const workMs = values['work-ms'] === undefined ? undefined : Number(values['work-ms']);
-    await agent.sendRequest('session/prompt', { sessionId, prompt: [{ type: 'text', text }], _meta: workMs === undefined ? undefined : { workMs } });
+    await agent.sendRequest('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text }],
+      _meta: workMs === undefined ? undefined : { workMs },
+    });
     const stopReason = await idle;
     process.stdout.write(`\nstop reason: ${stopReason}\n`);
   } finally {

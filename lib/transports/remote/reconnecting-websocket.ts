@@ -7,7 +7,7 @@
  * @packageDocumentation
  */
 import { Duplex } from 'node:stream';
-import { MESSAGE_PORT } from '../../framing/message-port';
+import { MESSAGE_PORT, type MessagePort } from '../../framing/message-port';
 import { ResumeFailedError } from './errors';
 import { backoffDelay, resumableOf, type ReconnectSettings } from './resume-options';
 import {
@@ -51,12 +51,29 @@ export class ReconnectingWebSocketStream extends Duplex {
   #timer: NodeJS.Timeout | undefined;
   #partial = '';
   #heldWrite: (() => void) | undefined;
+  /** Where frames go instead of being pushed as lines (the connection that owns this stream). */
+  #onFrameOut: ((frame: Buffer) => void) | undefined;
+  /** The message-level side door for the connection that owns this stream. */
+  readonly [MESSAGE_PORT]: MessagePort;
 
   constructor(first: WebSocketStream, connectionId: string | undefined, settings: ReconnectSettings, open: () => Promise<WebSocketStream>) {
     super({ decodeStrings: false, allowHalfOpen: true });
     this.#connectionId = connectionId;
     this.#settings = settings;
     this.#open = open;
+    const stream = this;
+    this[MESSAGE_PORT] = {
+      receiveFrames: (onFrame) => {
+        if (onFrame && (this.readableLength > 0 || this.listenerCount('data') > 0)) return false;
+        this.#onFrameOut = onFrame;
+        return true;
+      },
+      canSendMessages: () => this.writableLength === 0 && this.#partial === '' && !this.writableEnded,
+      sendMessages: (texts, onDrain) => this.#send(texts, onDrain),
+      get bufferedAmount() {
+        return stream.#socket?.bufferedAmount ?? 0;
+      },
+    };
     this.#attach(first);
   }
 
@@ -91,7 +108,8 @@ export class ReconnectingWebSocketStream extends Duplex {
       this.#lastCursor = n;
     }
     if (!this.#isResumable && resumableOf(text) !== undefined) this.#isResumable = true;
-    if (!pushFrame(this, frame)) this.#socket?.pause();
+    if (this.#onFrameOut) this.#onFrameOut(frame);
+    else if (!pushFrame(this, frame)) this.#socket?.pause();
   }
 
   #acknowledge(received: unknown): void {
@@ -170,14 +188,30 @@ export class ReconnectingWebSocketStream extends Duplex {
   override _write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     const lines = (this.#partial + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'))).split('\n');
     this.#partial = lines.pop()!;
+    this.#heldWrite = callback;
+    if (this.#send(lines, () => this.#releaseWrite())) this.#releaseWrite();
+  }
+
+  /** While frames go to a message port, pausing the stream pauses the socket. */
+  override pause(): this {
+    if (this.#onFrameOut) this.#socket?.pause();
+    return super.pause();
+  }
+
+  /** While frames go to a message port, resuming the stream resumes the socket. */
+  override resume(): this {
+    if (this.#onFrameOut && this.#socket?.isPaused()) this.#socket.resume();
+    return super.resume();
+  }
+
+  /** Keeps (once resumable) and sends messages; returns false when the socket is full (`onDrain` follows). */
+  #send(lines: readonly string[], onDrain: () => void): boolean {
     const texts = lines.filter((line) => line.trim() !== '');
     // Kept for a resend only once the server is known to resume (before, a drop ends the connection).
     if (this.#isResumable) for (const text of texts) this.#unacked.push(text);
     else this.#sentBase += texts.length;
     const socket = this.#socket;
-    if (!socket || texts.length === 0) return callback();
-    this.#heldWrite = callback;
-    if (sendFrames(socket, texts, () => this.#releaseWrite())) this.#releaseWrite();
+    return !socket || texts.length === 0 || sendFrames(socket, texts, onDrain);
   }
 
   #releaseWrite(): void {

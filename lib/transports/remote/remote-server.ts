@@ -236,7 +236,8 @@ function remotePool(options: RemoteServerOptions): ClientPool {
     if (refusal.code === 'ACP_WIRE_CLIENT_LIMIT')
       logger.log('warn', `refused a client from ${refusal.peer}: client limit reached (${refusal.open} open)`);
   });
-  const idleMs = options.httpIdleTimeoutMs ?? DEFAULT_HTTP_IDLE_TIMEOUT_MS;
+  // A resumable connection's idle limit is its grace period.
+  const idleMs = resumeSettings(options.resume)?.graceMs ?? options.httpIdleTimeoutMs ?? DEFAULT_HTTP_IDLE_TIMEOUT_MS;
   pool.on('idle', (client) =>
     logger.log('warn', `closed the Streamable HTTP client from ${client.peer}: no event stream and no request for ${idleMs} ms`),
   );

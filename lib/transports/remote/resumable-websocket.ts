@@ -8,7 +8,7 @@
  * @packageDocumentation
  */
 import { Duplex } from 'node:stream';
-import { MESSAGE_PORT } from '../../framing/message-port';
+import { MESSAGE_PORT, type MessagePort } from '../../framing/message-port';
 import { idKey, isRequest, isResponse, parseRouted } from './http-protocol';
 import { ReplayBuffer } from './replay-buffer';
 import { advertiseResumable, type ResumeSettings } from './resume-options';
@@ -65,12 +65,29 @@ export class ResumableServerStream extends Duplex {
   #isClosing = false;
   #partial = '';
   #heldWrite: (() => void) | undefined;
+  /** Where frames go instead of being pushed as lines (a connection that owns this stream). */
+  #onFrameOut: ((frame: Buffer) => void) | undefined;
+  /** The message-level side door for the connection that owns this stream. */
+  readonly [MESSAGE_PORT]: MessagePort;
 
   constructor(connectionId: string, settings: ResumeSettings) {
     super({ decodeStrings: false, allowHalfOpen: true });
     this.connectionId = connectionId;
     this.#settings = settings;
     this.#buffer = new ReplayBuffer({ maxMessages: settings.bufferMessages, maxAgeMs: settings.bufferMs });
+    const stream = this;
+    this[MESSAGE_PORT] = {
+      receiveFrames: (onFrame) => {
+        if (onFrame && (this.readableLength > 0 || this.listenerCount('data') > 0)) return false;
+        this.#onFrameOut = onFrame;
+        return true;
+      },
+      canSendMessages: () => this.writableLength === 0 && this.#partial === '' && !this.writableEnded,
+      sendMessages: (texts, onDrain) => this.#send(texts, onDrain),
+      get bufferedAmount() {
+        return stream.#socket?.bufferedAmount ?? 0;
+      },
+    };
   }
 
   /** Whether a socket carries the connection now (not in its grace period). */
@@ -133,7 +150,8 @@ export class ResumableServerStream extends Duplex {
     if (this.destroyed || this.readableEnded) return;
     this.#received++;
     if (this.#initializeKey === undefined && !this.#isAdvertised) this.#watchInitialize(frame);
-    if (!pushFrame(this, frame)) this.#socket?.pause();
+    if (this.#onFrameOut) this.#onFrameOut(frame);
+    else if (!pushFrame(this, frame)) this.#socket?.pause();
     if (++this.#sinceAck >= ACK_EVERY) {
       this.#sinceAck = 0;
       if (this.#socket) sendFrames(this.#socket, [controlMessage(STREAM_ACK_METHOD, { received: this.#received })]);
@@ -159,9 +177,20 @@ export class ResumableServerStream extends Duplex {
     if (this.#socket?.isPaused()) this.#socket.resume();
   }
 
-  override _write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    const lines = (this.#partial + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'))).split('\n');
-    this.#partial = lines.pop()!;
+  /** While frames go to a message port, pausing the stream pauses the socket. */
+  override pause(): this {
+    if (this.#onFrameOut) this.#socket?.pause();
+    return super.pause();
+  }
+
+  /** While frames go to a message port, resuming the stream resumes the socket. */
+  override resume(): this {
+    if (this.#onFrameOut && this.#socket?.isPaused()) this.#socket.resume();
+    return super.resume();
+  }
+
+  /** Stamps, holds and sends agent messages; returns false when the socket is full (`onDrain` follows). */
+  #send(lines: readonly string[], onDrain: () => void): boolean {
     const texts: string[] = [];
     for (const line of lines) {
       if (line.trim() === '') continue;
@@ -170,9 +199,14 @@ export class ResumableServerStream extends Duplex {
       texts.push(text);
     }
     const socket = this.#socket;
-    if (!socket || texts.length === 0) return callback();
+    return !socket || texts.length === 0 || sendFrames(socket, texts, onDrain);
+  }
+
+  override _write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    const lines = (this.#partial + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'))).split('\n');
+    this.#partial = lines.pop()!;
     this.#heldWrite = callback;
-    if (sendFrames(socket, texts, () => this.#releaseWrite())) this.#releaseWrite();
+    if (this.#send(lines, () => this.#releaseWrite())) this.#releaseWrite();
   }
 
   /** The `initialize` answer gains the `transport.resumable` capability. */
