@@ -122,6 +122,27 @@ describe('Resumable remote connections at their limits', () => {
     });
   }
 
+  it('WebSocket: a client closed while it reconnects through a blackhole stops at once and leaves nothing open', async function () {
+    this.timeout(20_000);
+    bench = await startResumeBench({ graceMs: 500 });
+    let onAttempt!: () => void;
+    const attempting = new Promise<void>((resolve) => (onAttempt = resolve));
+    const client = await connectResuming(bench.url('websocket'), 'websocket', {
+      minDelayMs: 2,
+      maxDelayMs: 4,
+      onReconnecting: () => onAttempt(),
+    });
+    await openSession(client, 2);
+    const sleeping = client.sendRequest('_test/sleep', { ms: 60_000 });
+    bench.proxy.blackhole();
+    await attempting;
+    // The attempt's handshake is under way (it would wait 1 s for the blackhole): closing aborts it.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await client.close();
+    expect(await rejectionOf(sleeping)).to.be.instanceOf(ConnectionClosedError);
+    expect((await bench.agents[0]!.closed).reason).to.equal('input ended');
+  });
+
   for (const transport of ['websocket', 'http'] as const) {
     it(`${transport}: a client that closed does not reconnect, and its agent ends at once`, async () => {
       bench = await startResumeBench({ graceMs: 60_000 });

@@ -37,7 +37,9 @@ import { sendFrames } from './resumable-websocket';
 export class ReconnectingWebSocketStream extends Duplex {
   readonly #connectionId: string | undefined;
   readonly #settings: ReconnectSettings;
-  readonly #open: () => Promise<WebSocketStream>;
+  readonly #open: (signal: AbortSignal) => Promise<WebSocketStream>;
+  /** Aborts an attempt under way when the stream closes or ends. */
+  readonly #aborter = new AbortController();
   #socket: WebSocketStream | undefined;
   /**
    * Sent messages the server has not acknowledged; `#sentBase` messages were sent before the first
@@ -56,7 +58,12 @@ export class ReconnectingWebSocketStream extends Duplex {
   /** The message-level side door for the connection that owns this stream. */
   readonly [MESSAGE_PORT]: MessagePort;
 
-  constructor(first: WebSocketStream, connectionId: string | undefined, settings: ReconnectSettings, open: () => Promise<WebSocketStream>) {
+  constructor(
+    first: WebSocketStream,
+    connectionId: string | undefined,
+    settings: ReconnectSettings,
+    open: (signal: AbortSignal) => Promise<WebSocketStream>,
+  ) {
     super({ decodeStrings: false, allowHalfOpen: true });
     this.#connectionId = connectionId;
     this.#settings = settings;
@@ -127,7 +134,7 @@ export class ReconnectingWebSocketStream extends Duplex {
       await new Promise<void>((resolve) => (this.#timer = setTimeout(resolve, delayMs)));
       if (this.destroyed || this.#isEnding) return;
       try {
-        const resent = await this.#resumeOn(await this.#open());
+        const resent = await this.#resumeOn(await this.#open(this.#aborter.signal));
         this.#settings.onResumed({ attempts: attempt, resent });
         return;
       } catch (caught) {
@@ -222,6 +229,7 @@ export class ReconnectingWebSocketStream extends Duplex {
 
   override _final(callback: (error?: Error | null) => void): void {
     this.#isEnding = true;
+    this.#aborter.abort();
     const socket = this.#socket;
     if (socket) socket.end();
     else this.#end();
@@ -230,6 +238,7 @@ export class ReconnectingWebSocketStream extends Duplex {
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     clearTimeout(this.#timer);
+    this.#aborter.abort();
     this.#releaseWrite();
     const socket = this.#socket;
     this.#socket = undefined;

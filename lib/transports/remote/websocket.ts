@@ -122,8 +122,8 @@ async function connectOpened(target: URL, options: ConnectWebSocketOptions, reco
   if (!reconnect) return remoteConnection(stream, options);
   // Loaded only by a client that reconnects.
   const { ReconnectingWebSocketStream } = require('./reconnecting-websocket') as typeof ReconnectingModule;
-  const durable = new ReconnectingWebSocketStream(stream, opened.connectionId, reconnect, () =>
-    openWebSocket(target, { ...options, signal: undefined }).then((next) => webSocketStream(next.ws, next.socket, options)),
+  const durable = new ReconnectingWebSocketStream(stream, opened.connectionId, reconnect, (signal) =>
+    openWebSocket(target, { ...options, signal }).then((next) => webSocketStream(next.ws, next.socket, options)),
   );
   return remoteConnection(durable, options);
 }
