@@ -4,6 +4,7 @@
  * a server that does not offer resumption.
  */
 import { expect } from 'chai';
+import { type IncomingMessage, request as httpRequest } from 'node:http';
 import {
   ConnectionClosedError,
   ResumeFailedError,
@@ -154,6 +155,47 @@ describe('Resumable remote connections at their limits', () => {
       expect(attempts).to.equal(0);
     });
   }
+});
+
+describe('Resumable Streamable HTTP, raw', () => {
+  let listener: RemoteListener;
+  afterEach(async () => {
+    await listener.close();
+  });
+
+  /** A GET of the connection's event stream; resolves with the response once its head arrived. */
+  function getEvents(url: string, headers: Record<string, string>): Promise<IncomingMessage> {
+    return new Promise((resolve, reject) => {
+      const request = httpRequest(url, { method: 'GET', headers: { Accept: 'text/event-stream', ...headers } }, resolve);
+      request.once('error', reject);
+      request.end();
+    });
+  }
+
+  it('a GET with Last-Event-ID takes over from an event stream the server still holds (half-open); one without is 409', async () => {
+    listener = await listenRemote({ resume: true }, (connection) => serveConformanceAgent(connection));
+    const init = await fetch(listener.httpUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 2 } }),
+    });
+    const connectionId = init.headers.get('acp-connection-id')!;
+    expect((await init.json()).result.capabilities.transport.resumable).to.deep.equal({ retentionMessages: 1000, retentionSeconds: 300 });
+    const first = await getEvents(listener.httpUrl, { 'Acp-Connection-Id': connectionId });
+    expect(first.statusCode).to.equal(200);
+    const firstClosed = new Promise((resolve) => first.once('close', resolve));
+    first.resume();
+    const busy = await getEvents(listener.httpUrl, { 'Acp-Connection-Id': connectionId });
+    expect(busy.statusCode).to.equal(409);
+    busy.resume();
+    const second = await getEvents(listener.httpUrl, { 'Acp-Connection-Id': connectionId, 'Last-Event-ID': '0' });
+    expect(second.statusCode).to.equal(200);
+    await firstClosed;
+    const gone = await getEvents(listener.httpUrl, { 'Acp-Connection-Id': 'no-such-connection', 'Last-Event-ID': '3' });
+    expect(gone.statusCode).to.equal(409);
+    gone.resume();
+    second.destroy();
+  });
 });
 
 describe('A reconnecting client and a server without resumption', () => {

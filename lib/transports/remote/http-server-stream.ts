@@ -210,13 +210,17 @@ export class HttpServerStream extends Duplex {
    * Attaches an event stream (a GET's response) to the connection's stream or a session's; with
    * `lastEventId` (a resumable connection), from the event after that cursor.
    *
-   * @returns `'busy'` when that stream already has a receiver (the caller answers 409), `'gone'`
-   * when the events after `lastEventId` are no longer all held (409 too)
+   * @returns `'busy'` when that stream already has a receiver and this is no resume (the caller
+   * answers 409; a resume takes over from it), `'gone'` when the events after `lastEventId` are no
+   * longer all held (409 too)
    */
   attach(response: ServerResponse, sessionId: string | undefined, lastEventId?: string): AttachOutcome {
     const box = sessionId === undefined ? this.#connectionBox : this.#box(sessionId);
-    if (box.receiver) return 'busy';
-    if (lastEventId !== undefined && box.replay && !this.#rewind(box, lastEventId)) return 'gone';
+    const isResume = lastEventId !== undefined && box.replay !== undefined;
+    if (box.receiver && !isResume) return 'busy';
+    if (isResume && !this.#rewind(box, lastEventId)) return 'gone';
+    // A resume takes over from a receiver the server still holds (a half-open connection).
+    if (box.receiver) this.#detach(box);
     box.receiver = response;
     const release = this.#idle.hold();
     // A GET that waited for its connection to open has had its status and headers already.
@@ -232,6 +236,15 @@ export class HttpServerStream extends Duplex {
     if (this.writableFinished || this.destroyed) response.end();
     else this.#flush(box);
     return 'attached';
+  }
+
+  /** Lets go of a box's receiver (destroyed: what it did not take is queued again by the resume). */
+  #detach(box: Mailbox): void {
+    const receiver = box.receiver!;
+    clearInterval(box.keepAlive);
+    box.receiver = undefined;
+    box.isFull = false;
+    receiver.destroy();
   }
 
   /** Queues again every held event after `cursor`; false when some are no longer held. */
