@@ -19,7 +19,7 @@ import type { Direction } from '../fixtures/fault-proxy';
 import { startFaultProxy } from '../fixtures/fault-proxy';
 import { rejectionOf } from '../helpers/async';
 import { expectTcpHandles, tcpHandles } from './remote-helpers';
-import { FAST_HEARTBEAT, connectResuming, startResumeBench, type ResumeBench, type ResumeTransport } from './resume-helpers';
+import { FAST_HEARTBEAT, connectResuming, recordTurns, startResumeBench, type ResumeBench, type ResumeTransport } from './resume-helpers';
 
 /** Resolves with the first `session/update` of `client` that `accept` takes. */
 function firstUpdate(client: Connection, accept: (update: { sessionUpdate: string }) => boolean): Promise<void> {
@@ -70,6 +70,36 @@ describe('Resumable remote connections at their limits', () => {
     expect(reconnecting.length).to.be.greaterThan(0);
     expect(client.isClosed).to.equal(true);
     while (bench.listener.clientCount > 0) await new Promise((resolve) => bench!.listener.pool.once('closed', resolve));
+  });
+
+  it('Streamable HTTP: a silent network (blackhole) is noticed within silenceMs and the turn resumes once it is back', async function () {
+    this.timeout(20_000);
+    bench = await startResumeBench({ graceMs: 10_000 });
+    let wake!: () => void;
+    let attempts = 0;
+    const twoAttempts = new Promise<void>((resolve) => (wake = resolve));
+    const client = await connectResuming(bench.url('http'), 'http', {
+      attempts: 100,
+      minDelayMs: 20,
+      maxDelayMs: 50,
+      silenceMs: 300,
+      onReconnecting: () => void (++attempts >= 2 && wake()),
+    });
+    const sessionId = await openSession(client, 2);
+    const log = recordTurns(client, sessionId);
+    log.startTurn();
+    const idle = log.whenStops(1);
+    const text = Array.from({ length: 30 }, (_, k) => `w${k}`).join(' ');
+    await client.sendRequest('session/prompt', { sessionId, prompt: [{ type: 'text', text }], _meta: { workMs: 1500 } });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    bench.proxy.blackhole();
+    await twoAttempts;
+    bench.proxy.heal();
+    await idle;
+    expect(log.chunks).to.deep.equal([`echo: ${text}`.match(/\S+\s*/g)]);
+    expect(log.stops).to.deep.equal(['end_turn']);
+    expect(bench.agents.length).to.equal(1);
+    await client.close();
   });
 
   for (const transport of ['websocket', 'http'] as const) {

@@ -343,6 +343,9 @@ export class HttpClientStream extends Duplex {
     if (this.#options.token !== undefined) all.Authorization = `Bearer ${this.#options.token}`;
     const send = this.#url.protocol === 'https:' ? httpsRequest : httpRequest;
     const request = send(this.#url, { method, headers: all, agent: this.#agent }, onResponse);
+    // A resumable connection gives up a request on a silent socket (a dead network) and resumes.
+    const silenceMs = this.#isResumable ? (this.#options.reconnect?.silenceMs ?? 0) : 0;
+    if (silenceMs > 0) request.setTimeout(silenceMs, () => request.destroy(new Error(`nothing received for ${silenceMs} ms`)));
     this.#requests.add(request);
     request.once('close', () => this.#requests.delete(request));
     return request;

@@ -61,6 +61,13 @@ export interface ReconnectOptions {
   minDelayMs?: number;
   /** The longest delay between attempts, in ms. Default 5,000. */
   maxDelayMs?: number;
+  /**
+   * Streamable HTTP only: a request whose socket receives nothing for this long is given up as
+   * dropped (a silent network) and resumed; the server sends an event stream a keep-alive every
+   * 15 s. Milliseconds; `0` never. Default 75,000 (five keep-alives). Applies once the server
+   * advertised resumption (never to the `initialize` POST).
+   */
+  silenceMs?: number;
   /** Called when the stream dropped and an attempt is about to be made (after `delayMs`). */
   onReconnecting?: (event: ReconnectingEvent) => void;
   /** Called once the stream is resumed: every missed message has been or is being replayed. */
@@ -90,6 +97,7 @@ export interface ReconnectSettings {
   readonly attempts: number;
   readonly minDelayMs: number;
   readonly maxDelayMs: number;
+  readonly silenceMs: number;
   readonly onReconnecting: (event: ReconnectingEvent) => void;
   readonly onResumed: (event: ResumedEvent) => void;
 }
@@ -109,6 +117,7 @@ export function reconnectSettings(reconnect: ReconnectOptions | boolean | undefi
     attempts: options.attempts ?? 8,
     minDelayMs: checkIdleTimeout('reconnect.minDelayMs', options.minDelayMs ?? 100),
     maxDelayMs: checkIdleTimeout('reconnect.maxDelayMs', options.maxDelayMs ?? 5000),
+    silenceMs: checkIdleTimeout('reconnect.silenceMs', options.silenceMs ?? 75_000),
     onReconnecting: options.onReconnecting ?? (() => {}),
     onResumed: options.onResumed ?? (() => {}),
   };
