@@ -94,8 +94,9 @@ export class HttpStatusError extends AcpWireError {
  * A dropped connection could not be resumed: the server no longer holds the messages after the
  * client's last cursor (its replay buffer moved on, or the connection is gone: HTTP 409, WebSocket
  * `stream/resume_failed`), or every reconnection attempt failed. (A server that never advertised
- * resumption is not resumed: a drop ends the connection with the transport's own error.) The client's connection closes with it; recover at the protocol level (ACP v2
- * `session/resume`, v1 `session/load`) on a new connection.
+ * resumption is not resumed: a drop ends the connection with the transport's own error.) The
+ * client's connection closes with it; recover at the protocol level (ACP v2 `session/resume`, v1
+ * `session/load`) on a new connection.
  */
 export class ResumeFailedError extends AcpWireError {
   /** Always `'ResumeFailedError'`. */
