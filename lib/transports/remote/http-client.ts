@@ -79,7 +79,8 @@ export class HttpClientStream extends Duplex {
   #seq = 0;
   /** The last cursor received on each event stream ('' for the connection's own). */
   readonly #cursors = new Map<string, number>();
-  #timer: NodeJS.Timeout | undefined;
+  /** Backoff timers of the attempts under way (several streams and a POST may retry at once). */
+  readonly #timers = new Set<NodeJS.Timeout>();
   #partial = '';
   #isReading = true;
   #paused: (() => void)[] = [];
@@ -137,7 +138,8 @@ export class HttpClientStream extends Duplex {
   }
 
   #shutdown(): void {
-    clearTimeout(this.#timer);
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
     for (const request of this.#requests) request.destroy();
     this.#requests.clear();
     this.#agent.destroy();
@@ -238,7 +240,13 @@ export class HttpClientStream extends Duplex {
         if (tries >= settings.attempts) throw new ResumeFailedError('attempts', error.message, { cause: error });
         const delayMs = backoffDelay(settings, tries + 1);
         settings.onReconnecting({ attempt: tries + 1, delayMs, error });
-        await new Promise((resolve) => (this.#timer = setTimeout(resolve, delayMs)));
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            this.#timers.delete(timer);
+            resolve();
+          }, delayMs);
+          this.#timers.add(timer);
+        });
       }
       try {
         const result = await attempt();
