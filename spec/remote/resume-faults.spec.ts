@@ -210,7 +210,8 @@ describe('Resumable Streamable HTTP, raw', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 2 } }),
     });
     const connectionId = init.headers.get('acp-connection-id')!;
-    expect((await init.json()).result.capabilities.transport.resumable).to.deep.equal({ retentionMessages: 1000, retentionSeconds: 300 });
+    const answer = (await init.json()) as { result: { capabilities: { transport: { resumable: unknown } } } };
+    expect(answer.result.capabilities.transport.resumable).to.deep.equal({ retentionMessages: 1000, retentionSeconds: 300 });
     const first = await getEvents(listener.httpUrl, { 'Acp-Connection-Id': connectionId });
     expect(first.statusCode).to.equal(200);
     const firstClosed = new Promise((resolve) => first.once('close', resolve));
