@@ -90,11 +90,6 @@ export class ResumableServerStream extends Duplex {
     };
   }
 
-  /** Whether a socket carries the connection now (not in its grace period). */
-  get isAttached(): boolean {
-    return this.#socket !== undefined;
-  }
-
   /** Runs the connection over its first socket, starting with `firstFrame` (already taken from it). */
   start(socket: WebSocketStream, firstFrame: Buffer): void {
     this.#attach(socket);
