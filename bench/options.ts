@@ -33,6 +33,8 @@ export interface BenchOptions {
   framingLines: number;
   /** Interleaved rounds of the start-up measurements (0: skip). */
   startupRounds: number;
+  /** Rounds of the resumption cost (resume off and on, alternating; 0: skip). */
+  resumeRounds: number;
   /**
    * Another build's root (a directory holding its `dist/`, e.g. a copy of `dist` made before a
    * change): its chains are timed to the first answer in the same rounds. Default: none.
@@ -51,7 +53,7 @@ export interface BenchOptions {
 /** The usage text printed for `--help` and with a bad option. */
 export const USAGE = `usage: npm run bench -- [--full] [--json FILE] [--rounds N] [--budget MS]
        [--libs a,b] [--transports a,b] [--workloads a,b] [--soak N] [--pending N] [--framing N]
-       [--startup N] [--startup-against DIR] [--hosting N] [--hosting-processes N] [--hosting-max N]
+       [--startup N] [--startup-against DIR] [--hosting N] [--hosting-processes N] [--hosting-max N] [--resume N]
   --full        7 rounds of 400 ms cells, a 1,000,000 round-trip soak, tracker cost on every transport
   --json FILE   also write the results as JSON
   --soak N      round trips of the heap soak (0 skips it); --pending N, --framing N likewise
@@ -60,7 +62,9 @@ export const USAGE = `usage: npm run bench -- [--full] [--json FILE] [--rounds N
   --hosting N   memory per idle client of serve with N (default 1000; 0 skips it all) clients of an
                 in-process agent module, beside --hosting-processes N (default 10) clients of an
                 agent process each, and how many idle clients one serve holds, up to
-                --hosting-max N (default 5000; 0 skips it)`;
+                --hosting-max N (default 5000; 0 skips it)
+
+  --resume N    rounds of the resumption cost on WebSocket and HTTP (0 skips it; 3, --full 7)`;
 
 function list<T extends string>(value: string, allowed: readonly T[], name: string): T[] {
   const items = value.split(',').filter(Boolean) as T[];
@@ -89,6 +93,7 @@ function defaults(full: boolean): BenchOptions {
     pendingRequests: 10_000,
     framingLines: full ? 200_000 : 50_000,
     startupRounds: full ? 30 : 10,
+    resumeRounds: full ? 7 : 3,
     startupAgainst: undefined,
     hostingClients: 1000,
     hostingProcesses: 10,
@@ -124,6 +129,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     else if (flag === '--hosting') options.hostingClients = count(value, flag);
     else if (flag === '--hosting-processes') options.hostingProcesses = count(value, flag);
     else if (flag === '--hosting-max') options.hostingMax = count(value, flag);
+    else if (flag === '--resume') options.resumeRounds = count(value, flag);
     else throw new RangeError(`unknown option ${flag}\n${USAGE}`);
   }
   options.trackerTransports = options.trackerTransports.filter((t) => options.transports.includes(t));

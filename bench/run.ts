@@ -22,6 +22,7 @@ import type { PendingCost } from './memory';
 import { USAGE, parseOptions, type BenchOptions } from './options';
 import { runOnce } from './pool';
 import { formatReport } from './print';
+import { formatResume, type ResumeCell } from './resume';
 import { runSideBySide, type SideBySide } from './side-by-side';
 import type { SoakResult } from './soak';
 import { formatStartup, runStartup, type StartupResult } from './startup';
@@ -70,6 +71,12 @@ async function hosting(options: BenchOptions): Promise<HostingResult | undefined
   ]);
 }
 
+async function resumeCost(options: BenchOptions): Promise<ResumeCell[]> {
+  if (options.resumeRounds === 0 || !options.libraries.includes('acp-wire')) return [];
+  progress(`resumption cost: ${options.resumeRounds} rounds`);
+  return runOnce<ResumeCell[]>('resume.js', [String(options.resumeRounds), String(Math.max(200, options.budgetMs))]);
+}
+
 async function sideBySide(options: BenchOptions): Promise<SideBySide> {
   if (options.workloads.length === 0 || options.transports.length === 0) return { cells: [], rss: [], warmUps: [] };
   return runSideBySide(options, progress);
@@ -88,6 +95,7 @@ async function main(): Promise<void> {
   const soakResult = await soak(options);
   const framingResults = await framing(options);
   const hostingResult = await hosting(options);
+  const resume = await resumeCost(options);
   const rows = summarize(runs);
   const tracker = trackerCosts(rows);
   const report: BenchReport = {
@@ -104,8 +112,9 @@ async function main(): Promise<void> {
   process.stdout.write(`${formatReport(report)}\n`);
   if (startup) process.stdout.write(`\n${formatStartup(startup)}\n`);
   if (hostingResult) process.stdout.write(`\n${formatHosting(hostingResult)}\n`);
+  if (resume.length > 0) process.stdout.write(`\n${formatResume(resume)}\n`);
   if (options.jsonFile) {
-    writeFileSync(options.jsonFile, `${JSON.stringify({ ...report, startup, hosting: hostingResult }, null, 2)}\n`);
+    writeFileSync(options.jsonFile, `${JSON.stringify({ ...report, startup, hosting: hostingResult, resume }, null, 2)}\n`);
     progress(`wrote ${options.jsonFile}`);
   }
   progress('done');

@@ -132,7 +132,32 @@ export { DEFAULT_HOST, isLoopbackHost } from './server/loopback';
 export type { AccessOptions } from './transports/remote/limits';
 export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS } from './transports/remote/heartbeat';
 export type { HeartbeatOptions } from './transports/remote/heartbeat';
-export { HeartbeatTimeoutError, HttpStatusError, WebSocketCloseCode, WebSocketCloseError } from './transports/remote/errors';
+export {
+  HeartbeatTimeoutError,
+  HttpStatusError,
+  ResumeFailedError,
+  WebSocketCloseCode,
+  WebSocketCloseError,
+} from './transports/remote/errors';
+export {
+  DEFAULT_RESUME_BUFFER_MESSAGES,
+  DEFAULT_RESUME_BUFFER_MS,
+  DEFAULT_RESUME_GRACE_MS,
+} from './transports/remote/resume-options';
+export type {
+  ReconnectOptions,
+  ReconnectingEvent,
+  ResumableCapability,
+  ResumedEvent,
+  ResumeOptions,
+} from './transports/remote/resume-options';
+export {
+  CURSOR_META_KEY,
+  STREAM_ACK_METHOD,
+  STREAM_RESUME_FAILED_METHOD,
+  STREAM_RESUME_METHOD,
+  STREAM_RESUMED_METHOD,
+} from './transports/remote/stream-cursor';
 export { connectHttp } from './transports/remote/http-client';
 export type { ConnectHttpOptions } from './transports/remote/http-client';
 export { OutputStalledError } from './transports/remote/http-server-stream';

@@ -16,6 +16,12 @@ import { DEFAULT_HOST, isLoopbackHost } from '../server/loopback';
 import { DEFAULT_PATH, checkPath } from '../transports/remote/limits';
 import { LineWorkTracker, type WorkProbe } from '../server/work-probe';
 import {
+  DEFAULT_RESUME_BUFFER_MESSAGES,
+  DEFAULT_RESUME_BUFFER_MS,
+  DEFAULT_RESUME_GRACE_MS,
+  type ResumeOptions,
+} from '../transports/remote/resume-options';
+import {
   DEFAULT_DRAIN_TIMEOUT_MS,
   HEALTH_PATH,
   listenRemoteStreams,
@@ -72,6 +78,15 @@ options:
   --drain-timeout MS     after SIGTERM, how long clients with a request in flight (either way)
                          may take to see it answered before they are cut (default
                          ${DEFAULT_DRAIN_TIMEOUT_MS}; 0: at once)
+  --resume              keep a client's agent when its connection drops, for it to resume:
+                         agent messages carry cursors, the last ones are replayed on a resume
+                         (WebSocket stream/resume, Streamable HTTP Last-Event-ID); advertised
+                         in the initialize answer as capabilities.transport.resumable
+  --resume-grace MS      how long a dropped connection waits for its client (default
+                         ${DEFAULT_RESUME_GRACE_MS}); then its agent ends (implies --resume)
+  --resume-buffer N      messages held per stream for a resume (default
+                         ${DEFAULT_RESUME_BUFFER_MESSAGES}; implies --resume)
+  --resume-buffer-ms MS  how long each is held (default ${DEFAULT_RESUME_BUFFER_MS}; implies --resume)
   --kill-timeout MS      how long an agent may take to exit once its client has left (its stdin
                          is closed), before SIGTERM to its process tree, then SIGKILL as long
                          again (default ${DEFAULT_KILL_TIMEOUT_MS}); with --agent-module, how long
@@ -109,6 +124,8 @@ export interface ServeArgs {
   insecureNoToken: boolean;
   /** `--tls-cert` and `--tls-key`, read. */
   tls: RemoteTlsOptions | undefined;
+  /** `--resume` and its bounds: resumable connections; `undefined` when off. */
+  resume: ResumeOptions | undefined;
   /** The agent's program and arguments (empty with `agentModule`). */
   command: string[];
   /** `--agent-module`: the module that makes an agent instance per client, in this process. */
@@ -135,6 +152,10 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
     'tls-cert': { type: 'string' },
     'tls-key': { type: 'string' },
     'agent-module': { type: 'string' },
+    resume: { type: 'boolean' },
+    'resume-grace': { type: 'string' },
+    'resume-buffer': { type: 'string' },
+    'resume-buffer-ms': { type: 'string' },
   });
   const text = (name: string): string | undefined => values[name] as string | undefined;
   const agentModule = text('agent-module');
@@ -166,8 +187,22 @@ export function parseServeArgs(argv: readonly string[]): ServeArgs {
     token,
     insecureNoToken,
     tls: readTls(text('tls-cert'), text('tls-key')),
+    resume: parseResume(values.resume === true, text),
     command: agentModule === undefined ? splitCommandLine(positionals[0]!) : [],
     agentModule,
+  };
+}
+
+/** `--resume` and its bounds (any of them turns it on). @throws UsageError for a bad value */
+function parseResume(isOn: boolean, text: (name: string) => string | undefined): ResumeOptions | undefined {
+  const grace = text('resume-grace');
+  const buffer = text('resume-buffer');
+  const bufferMs = text('resume-buffer-ms');
+  if (!isOn && grace === undefined && buffer === undefined && bufferMs === undefined) return undefined;
+  return {
+    graceMs: parseMilliseconds('--resume-grace', grace ?? String(DEFAULT_RESUME_GRACE_MS)),
+    bufferMessages: parseDecimal('--resume-buffer', buffer ?? String(DEFAULT_RESUME_BUFFER_MESSAGES), 'a number', 1, 1_000_000),
+    bufferMs: parseMilliseconds('--resume-buffer-ms', bufferMs ?? String(DEFAULT_RESUME_BUFFER_MS)),
   };
 }
 
@@ -293,6 +328,7 @@ export const serve: Subcommand = {
         tls: args.tls,
         maxClients: args.maxClients,
         httpIdleTimeoutMs: args.httpIdleTimeoutMs,
+        resume: args.resume,
         logger,
       },
       (stream, info) => hosting.onStream(stream, info),

@@ -15,6 +15,8 @@ import { connectionWorkProbe, type WorkProbe } from './work-probe';
 export interface ClientTransport {
   /** Registers `listener` for when the transport has closed. */
   once(event: 'close', listener: () => void): unknown;
+  /** Unregisters it (when the client is bound to a later transport). */
+  removeListener?(event: 'close', listener: () => void): unknown;
 }
 
 /** A chain run for one client: what a {@link ClientPool} closes, and waits for, on `close()`. */
@@ -123,6 +125,8 @@ export class PooledClient {
   readonly #hasLeftPromise = new Promise<void>((resolve) => (this.#left = resolve));
 
   #endTransport: () => Promise<void> | void = ignore;
+  /** Forgets the bound transport's close. */
+  #unbind: () => void = ignore;
 
   /** @internal */
   constructor(
@@ -138,11 +142,20 @@ export class PooledClient {
   /**
    * Binds the client's transport: its close frees the slot, and {@link PooledClient.close} ends
    * it with `end` (e.g. destroys a socket). Binding again (a WebSocket's stream once its upgrade
-   * socket was bound) makes `end` the later transport's.
+   * socket was bound) makes `end` the later transport's. With `outlivesEarlier` (a resumable
+   * connection, which outlives its first socket), the earlier transports' close no longer frees
+   * the slot.
    */
-  bind(transport: ClientTransport, end: () => Promise<void> | void): void {
+  bind(transport: ClientTransport, end: () => Promise<void> | void, outlivesEarlier = false): void {
+    if (outlivesEarlier) this.#unbind();
     this.#endTransport = end;
-    transport.once('close', () => this.leave());
+    const onClose = (): void => this.leave();
+    transport.once('close', onClose);
+    const unbindEarlier = this.#unbind;
+    this.#unbind = () => {
+      unbindEarlier();
+      transport.removeListener?.('close', onClose);
+    };
   }
 
   /** The client's connection, once attached. */

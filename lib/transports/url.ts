@@ -56,6 +56,7 @@ export async function connectUrl(url: string | URL, options: ConnectUrlOptions =
         ca: _ca,
         rejectUnauthorized: _r,
         handshakeTimeoutMs: _h,
+        reconnect: _reconnect,
         ...rest
       } = options;
       return (require('./tcp') as typeof TcpModule).connectTcp(

@@ -89,3 +89,30 @@ export class HttpStatusError extends AcpWireError {
     super(message, options);
   }
 }
+
+/**
+ * A dropped connection could not be resumed: the server no longer holds the messages after the
+ * client's last cursor (its replay buffer moved on, or the connection is gone: HTTP 409, WebSocket
+ * `stream/resume_failed`), or every reconnection attempt failed. (A server that never advertised
+ * resumption is not resumed: a drop ends the connection with the transport's own error.) The
+ * client's connection closes with it; recover at the protocol level (ACP v2 `session/resume`, v1
+ * `session/load`) on a new connection.
+ */
+export class ResumeFailedError extends AcpWireError {
+  /** Always `'ResumeFailedError'`. */
+  override readonly name = 'ResumeFailedError';
+  /** Always `'ACP_WIRE_RESUME_FAILED'`: stable, so match on it rather than on the message. */
+  readonly code = 'ACP_WIRE_RESUME_FAILED';
+  /**
+   * @param reason - why: `'refused'` (the server refused the cursor, 409 or `stream/resume_failed`)
+   * or `'attempts'` (every attempt failed)
+   * @param detail - the server's reason text, or the last attempt's error message
+   */
+  constructor(
+    readonly reason: 'refused' | 'attempts',
+    readonly detail: string,
+    options?: ErrorOptions,
+  ) {
+    super(`could not resume the connection (${reason}): ${detail}`, options);
+  }
+}

@@ -9,10 +9,14 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type 
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Duplex } from 'node:stream';
 import type { Connection } from '../../connection/connection';
-import { HttpStatusError } from './errors';
+import { HttpStatusError, ResumeFailedError } from './errors';
+import { backoffDelay, reconnectSettings, resumableOf, type ReconnectOptions, type ReconnectSettings } from './resume-options';
+import { cursorOf } from './stream-cursor';
 import {
   EVENT_STREAM_CONTENT_TYPE,
+  HEADER_CLIENT_SEQ,
   HEADER_CONNECTION_ID,
+  HEADER_LAST_EVENT_ID,
   HEADER_SESSION_ID,
   JSON_CONTENT_TYPE,
   idKey,
@@ -38,6 +42,7 @@ export interface HttpClientStreamOptions {
   maxPayload?: number;
   ca?: string | Buffer | (string | Buffer)[];
   rejectUnauthorized?: boolean;
+  reconnect?: ReconnectSettings;
 }
 
 interface HttpResult {
@@ -71,6 +76,14 @@ export class HttpClientStream extends Duplex {
   readonly #sessionStreams = new Set<IncomingMessage>();
   #isConnectionStreamEnded = false;
   #connectionId: string | undefined;
+  /** Whether the server advertised `transport.resumable` (and `reconnect` is on). */
+  #isResumable = false;
+  /** The sequence number of the last message POSTed after `initialize`. */
+  #seq = 0;
+  /** The last cursor received on each event stream ('' for the connection's own). */
+  readonly #cursors = new Map<string, number>();
+  /** Backoff timers of the attempts under way (several streams and a POST may retry at once). */
+  readonly #timers = new Set<NodeJS.Timeout>();
   #partial = '';
   #isReading = true;
   #paused: (() => void)[] = [];
@@ -110,6 +123,8 @@ export class HttpClientStream extends Duplex {
   }
 
   override _final(callback: (error?: Error | null) => void): void {
+    // Closing: a stream that ends from now on is not resumed.
+    this.#isResumable = false;
     const id = this.#connectionId;
     const done = (): void => {
       this.#shutdown();
@@ -126,6 +141,8 @@ export class HttpClientStream extends Duplex {
   }
 
   #shutdown(): void {
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
     for (const request of this.#requests) request.destroy();
     this.#requests.clear();
     this.#agent.destroy();
@@ -150,6 +167,7 @@ export class HttpClientStream extends Duplex {
     if (response.statusCode !== 200) throw statusError('initialize', response, body);
     if (typeof id !== 'string' || id === '') throw new HttpStatusError(200, body, 'the initialize answer has no Acp-Connection-Id');
     this.#connectionId = id;
+    this.#isResumable = this.#options.reconnect !== undefined && resumableOf(body) !== undefined;
     this.#deliver(body);
     void this.#openEvents(undefined);
   }
@@ -159,7 +177,8 @@ export class HttpClientStream extends Duplex {
     if (sessionId !== undefined) await this.#openEvents(sessionId);
     const headers: OutgoingHttpHeaders = { 'Content-Type': JSON_CONTENT_TYPE, [HEADER_CONNECTION_ID]: this.#connectionId! };
     if (sessionId !== undefined) headers[HEADER_SESSION_ID] = sessionId;
-    const { response, body } = await this.#fetch('POST', headers, line);
+    if (this.#isResumable) headers[HEADER_CLIENT_SEQ] = String(++this.#seq);
+    const { response, body } = await this.#retrying(() => this.#fetch('POST', headers, line));
     const status = response.statusCode ?? 0;
     if (status >= 200 && status < 300) return;
     if (!CONNECTION_FAILURES.has(status) && isRequest(message)) {
@@ -183,9 +202,18 @@ export class HttpClientStream extends Duplex {
       const open = this.#sessions.get(sessionId);
       if (open) return open;
     }
+    const opened = this.#requestEvents(sessionId, undefined);
+    if (sessionId !== undefined) this.#sessions.set(sessionId, opened);
+    opened.catch((error: Error) => this.destroy(error));
+    return opened;
+  }
+
+  /** Sends the GET of an event stream (resuming after `lastEventId` when given); resolves once it is open. */
+  #requestEvents(sessionId: string | undefined, lastEventId: string | undefined): Promise<void> {
     const headers: OutgoingHttpHeaders = { Accept: EVENT_STREAM_CONTENT_TYPE, [HEADER_CONNECTION_ID]: this.#connectionId! };
     if (sessionId !== undefined) headers[HEADER_SESSION_ID] = sessionId;
-    const opened = new Promise<void>((resolve, reject) => {
+    if (lastEventId !== undefined) headers[HEADER_LAST_EVENT_ID] = lastEventId;
+    return new Promise<void>((resolve, reject) => {
       const request = this.#request('GET', headers, (response) => {
         if (response.statusCode !== 200) {
           void readText(response).then((body) => reject(statusError('event stream', response, body)));
@@ -197,9 +225,51 @@ export class HttpClientStream extends Duplex {
       request.once('error', reject);
       request.end();
     });
-    if (sessionId !== undefined) this.#sessions.set(sessionId, opened);
-    opened.catch((error: Error) => this.destroy(error));
-    return opened;
+  }
+
+  /**
+   * Runs `attempt` again, after a jittered backoff, while it rejects and the connection is
+   * resumable, up to `reconnect.attempts` times; then rejects with a {@link ResumeFailedError}.
+   * An HTTP 409 (the server no longer holds what was missed) fails at once. With `dropped` (a
+   * stream that dropped), the first run already waits its backoff.
+   */
+  async #retrying<T>(attempt: () => Promise<T>, dropped?: Error): Promise<T> {
+    const settings = this.#options.reconnect;
+    let error = dropped;
+    for (let tries = 0; ; tries++) {
+      if (error !== undefined) {
+        if (!this.#isResumable || settings === undefined || this.destroyed) throw error;
+        if (error instanceof HttpStatusError && error.status === 409) throw new ResumeFailedError('refused', error.body, { cause: error });
+        if (tries >= settings.attempts) throw new ResumeFailedError('attempts', error.message, { cause: error });
+        const delayMs = backoffDelay(settings, tries + 1);
+        settings.onReconnecting({ attempt: tries + 1, delayMs, error });
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            this.#timers.delete(timer);
+            resolve();
+          }, delayMs);
+          this.#timers.add(timer);
+        });
+      }
+      try {
+        const result = await attempt();
+        if (error !== undefined) settings?.onResumed({ attempts: dropped ? tries + 1 : tries, resent: dropped ? 0 : 1 });
+        return result;
+      } catch (caught) {
+        error = caught as Error;
+      }
+    }
+  }
+
+  /** Opens a dropped event stream again after its last cursor; the connection fails when it cannot. */
+  #resumeEvents(sessionId: string | undefined): void {
+    const lastEventId = String(this.#cursors.get(sessionId ?? '') ?? 0);
+    const resumed = this.#retrying(() => {
+      if (this.destroyed) return Promise.resolve();
+      return this.#requestEvents(sessionId, lastEventId);
+    }, new Error('the event stream dropped'));
+    if (sessionId !== undefined) this.#sessions.set(sessionId, resumed);
+    resumed.catch((error: Error) => this.destroy(error));
   }
 
   #readEvents(response: IncomingMessage, sessionId: string | undefined): void {
@@ -225,7 +295,9 @@ export class HttpClientStream extends Duplex {
         this.#endIfStreamsEnded();
       });
     }
+    let hasEnded = false;
     response.once('end', () => {
+      hasEnded = true;
       if (sessionId === undefined) {
         this.#isConnectionStreamEnded = true;
         this.#endIfStreamsEnded();
@@ -233,7 +305,13 @@ export class HttpClientStream extends Duplex {
         this.#sessions.delete(sessionId);
       }
     });
-    response.once('error', (error) => this.destroy(error));
+    response.once('error', (error) => {
+      if (!this.#isResumable) this.destroy(error);
+    });
+    // A stream cut without its end (a reset, a dropped network) is resumed after its last event.
+    response.once('close', () => {
+      if (!hasEnded && this.#isResumable && !this.destroyed) this.#resumeEvents(sessionId);
+    });
   }
 
   /**
@@ -248,6 +326,7 @@ export class HttpClientStream extends Duplex {
   }
 
   #onEvent(data: string, sessionId: string | undefined): void {
+    if (this.#isResumable && this.#isReplayed(data, sessionId ?? '')) return;
     const message = parseRouted(data);
     if (message !== undefined) {
       const created = resultSessionIdOf(message);
@@ -259,6 +338,17 @@ export class HttpClientStream extends Duplex {
       }
     }
     this.#deliver(data);
+  }
+
+  /** Whether an event is one already received on its stream (its cursor is not after the last one). */
+  #isReplayed(data: string, stream: string): boolean {
+    const cursor = cursorOf(data);
+    if (cursor === undefined) return false;
+    const n = Number(cursor);
+    const last = this.#cursors.get(stream);
+    if (last !== undefined && n <= last) return true;
+    this.#cursors.set(stream, n);
+    return false;
   }
 
   #deliver(text: string): void {
@@ -283,6 +373,9 @@ export class HttpClientStream extends Duplex {
     if (this.#options.token !== undefined) all.Authorization = `Bearer ${this.#options.token}`;
     const send = this.#url.protocol === 'https:' ? httpsRequest : httpRequest;
     const request = send(this.#url, { method, headers: all, agent: this.#agent }, onResponse);
+    // A resumable connection gives up a request on a silent socket (a dead network) and resumes.
+    const silenceMs = this.#isResumable ? (this.#options.reconnect?.silenceMs ?? 0) : 0;
+    if (silenceMs > 0) request.setTimeout(silenceMs, () => request.destroy(new Error(`nothing received for ${silenceMs} ms`)));
     this.#requests.add(request);
     request.once('close', () => this.#requests.delete(request));
     return request;
@@ -319,6 +412,14 @@ export interface ConnectHttpOptions extends Omit<RemoteConnectionOptions, 'heart
   ca?: string | Buffer | (string | Buffer)[];
   /** `https://`: whether to check the server's certificate. Default `true`. */
   rejectUnauthorized?: boolean;
+  /**
+   * Resumes by itself, if the server advertised `transport.resumable` in its `initialize` answer:
+   * a dropped event stream is opened again with `Last-Event-ID`, a POST that failed on the network
+   * is sent again (stamped `Acp-Client-Seq`, so the server applies it once), each after a jittered
+   * exponential backoff, up to `attempts` times; a 409 or the last failed attempt closes the
+   * connection with a `ResumeFailedError`. `true`: the defaults. Default off.
+   */
+  reconnect?: ReconnectOptions | boolean;
 }
 
 /**
@@ -344,6 +445,6 @@ export function connectHttp(url: string | URL, options: ConnectHttpOptions = {})
   if (target.protocol !== 'http:' && target.protocol !== 'https:')
     throw new TypeError(`url must be http:// or https://, got ${target.protocol}`);
   checkRemoteOptions(options);
-  const stream = new HttpClientStream(target, options);
+  const stream = new HttpClientStream(target, { ...options, reconnect: reconnectSettings(options.reconnect) });
   return remoteConnection(stream, options);
 }

@@ -116,7 +116,8 @@ export class HttpPathServer {
     message: RoutedMessage,
     body: Buffer,
   ): Promise<void> {
-    const stream = new HttpServerStream(connectionId, { ...this.#options, hasSessionStreams: false });
+    // This dialect is not resumable (its answers come in POST bodies, not on a stream with cursors).
+    const stream = new HttpServerStream(connectionId, { ...this.#options, hasSessionStreams: false, resume: undefined });
     this.#streams.set(connectionId, stream);
     const forget = (): void => {
       if (this.#streams.get(connectionId) === stream) this.#streams.delete(connectionId);
@@ -140,7 +141,7 @@ export class HttpPathServer {
     if (!(request.headers.accept ?? '').toLowerCase().includes(EVENT_STREAM_CONTENT_TYPE)) return text(response, 406, 'Not Acceptable');
     const stream = this.#streams.get(connectionId);
     if (stream) {
-      if (!stream.attach(response, undefined)) text(response, 409, 'Outbound stream already has an active receiver');
+      if (stream.attach(response, undefined) === 'busy') text(response, 409, 'Outbound stream already has an active receiver');
       return;
     }
     // The client opens its stream together with its initialize POST, often first: the stream waits for it.

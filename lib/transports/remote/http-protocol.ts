@@ -8,6 +8,13 @@ import type { RequestId } from '../../jsonrpc/message';
 
 /** The header naming an HTTP ACP connection, set by the server on the `initialize` answer. */
 export const HEADER_CONNECTION_ID = 'Acp-Connection-Id';
+/** The header that resumes an event stream after the event with that `id:` (a cursor). */
+export const HEADER_LAST_EVENT_ID = 'Last-Event-ID';
+/**
+ * The header a reconnecting client stamps on each POST after `initialize`: its messages' sequence
+ * number (1, 2, …), so that a POST sent again after a dropped response is not applied twice.
+ */
+export const HEADER_CLIENT_SEQ = 'Acp-Client-Seq';
 /** The header naming the session a request or a session stream belongs to. */
 export const HEADER_SESSION_ID = 'Acp-Session-Id';
 /** The content type of every POST body and `initialize` answer. */

@@ -20,6 +20,9 @@ import {
 } from './http-protocol';
 import { DEFAULT_HTTP_IDLE_TIMEOUT_MS, IdleWatch } from './http-idle';
 import { SSE_KEEP_ALIVE, sseEvent } from './sse';
+import { ReplayBuffer } from './replay-buffer';
+import type { ResumeSettings } from './resume-options';
+import { stampCursor } from './stream-cursor';
 import { pushFrame } from './websocket-stream';
 
 /** Limits of a Streamable HTTP server's connections. */
@@ -68,6 +71,14 @@ export interface HttpServerStreamOptions extends HttpServerLimits {
    * the default, as the SDK) or to the connection's one stream (false).
    */
   hasSessionStreams?: boolean;
+  /** Resumable event streams: cursors, replay buffers, `Last-Event-ID` (the idle timeout is then `graceMs`). */
+  resume?: ResumeSettings;
+}
+
+/** One event waiting for its stream: its text and, on a resumable stream, its cursor (the SSE `id:`). */
+interface QueuedEvent {
+  readonly text: string;
+  readonly id: string | undefined;
 }
 
 /** Starts an event stream on a GET's response (status and headers, sent at once). */
@@ -78,11 +89,20 @@ export function startEventStream(response: ServerResponse): void {
 
 /** The messages waiting for one event stream, and the response that streams them when attached. */
 class Mailbox {
-  readonly queue: string[] = [];
+  queue: QueuedEvent[] = [];
+  /** What a resumable stream sent or will send, for a client that resumes it. */
+  readonly replay: ReplayBuffer | undefined;
   receiver: ServerResponse | undefined;
   keepAlive: NodeJS.Timeout | undefined;
   isFull = false;
+
+  constructor(resume: ResumeSettings | undefined) {
+    this.replay = resume && new ReplayBuffer({ maxMessages: resume.bufferMessages, maxAgeMs: resume.bufferMs });
+  }
 }
+
+/** What {@link HttpServerStream.attach} did with an event stream. */
+export type AttachOutcome = 'attached' | 'busy' | 'gone';
 
 /**
  * The server side of one Streamable HTTP connection.
@@ -101,7 +121,10 @@ export class HttpServerStream extends Duplex {
   readonly connectionId: string;
   readonly #maxBufferedBytes: number;
   readonly #maxStallMs: number;
-  readonly #connectionBox = new Mailbox();
+  readonly #connectionBox: Mailbox;
+  readonly #resume: ResumeSettings | undefined;
+  /** The highest `Acp-Client-Seq` taken (resumable connections drop a POST at or below it as a resubmission). */
+  #appliedSeq = 0;
   readonly #sessions = new Map<string, Mailbox>();
   /** Client request id key → the session its answer goes to (`null`: the connection's stream). */
   readonly #routes = new Map<string, string | null>();
@@ -123,7 +146,10 @@ export class HttpServerStream extends Duplex {
     this.#maxBufferedBytes = options.maxBufferedBytes ?? 64 * 1024 * 1024;
     this.#maxStallMs = options.maxOutputStallMs ?? 60_000;
     this.#hasSessionStreams = options.hasSessionStreams ?? true;
-    this.#idle = new IdleWatch(options.httpIdleTimeoutMs ?? DEFAULT_HTTP_IDLE_TIMEOUT_MS, () => this.emit('idle'));
+    this.#resume = options.resume;
+    this.#connectionBox = new Mailbox(options.resume);
+    const idleMs = options.resume ? Math.max(1, options.resume.graceMs) : (options.httpIdleTimeoutMs ?? DEFAULT_HTTP_IDLE_TIMEOUT_MS);
+    this.#idle = new IdleWatch(idleMs, () => this.emit('idle'));
   }
 
   /** Keeps the connection from being idle (a POST in progress) until the returned function is called. */
@@ -170,13 +196,31 @@ export class HttpServerStream extends Duplex {
   }
 
   /**
-   * Attaches an event stream (a GET's response) to the connection's stream or a session's.
-   *
-   * @returns false when that stream already has a receiver (the caller answers 409)
+   * Whether a POST stamped `Acp-Client-Seq: seq` is new (and takes it): on a resumable connection
+   * a seq at or below the highest taken is a resubmission already applied.
    */
-  attach(response: ServerResponse, sessionId: string | undefined): boolean {
+  takeSeq(seq: number | undefined): boolean {
+    if (this.#resume === undefined || seq === undefined) return true;
+    if (seq <= this.#appliedSeq) return false;
+    this.#appliedSeq = seq;
+    return true;
+  }
+
+  /**
+   * Attaches an event stream (a GET's response) to the connection's stream or a session's; with
+   * `lastEventId` (a resumable connection), from the event after that cursor.
+   *
+   * @returns `'busy'` when that stream already has a receiver and this is no resume (the caller
+   * answers 409; a resume takes over from it), `'gone'` when the events after `lastEventId` are no
+   * longer all held (409 too)
+   */
+  attach(response: ServerResponse, sessionId: string | undefined, lastEventId?: string): AttachOutcome {
     const box = sessionId === undefined ? this.#connectionBox : this.#box(sessionId);
-    if (box.receiver) return false;
+    const isResume = lastEventId !== undefined && box.replay !== undefined;
+    if (box.receiver && !isResume) return 'busy';
+    if (isResume && !this.#rewind(box, lastEventId)) return 'gone';
+    // A resume takes over from a receiver the server still holds (a half-open connection).
+    if (box.receiver) this.#detach(box);
     box.receiver = response;
     const release = this.#idle.hold();
     // A GET that waited for its connection to open has had its status and headers already.
@@ -191,6 +235,25 @@ export class HttpServerStream extends Duplex {
     });
     if (this.writableFinished || this.destroyed) response.end();
     else this.#flush(box);
+    return 'attached';
+  }
+
+  /** Lets go of a box's receiver (destroyed: what it did not take is queued again by the resume). */
+  #detach(box: Mailbox): void {
+    const receiver = box.receiver!;
+    clearInterval(box.keepAlive);
+    box.receiver = undefined;
+    box.isFull = false;
+    receiver.destroy();
+  }
+
+  /** Queues again every held event after `cursor`; false when some are no longer held. */
+  #rewind(box: Mailbox, cursor: string): boolean {
+    const entries = box.replay!.since(cursor);
+    if (entries === undefined) return false;
+    for (const event of box.queue) this.#bufferedBytes -= event.text.length;
+    box.queue = entries.map((entry) => ({ text: entry.text, id: entry.cursor }));
+    for (const event of box.queue) this.#bufferedBytes += event.text.length;
     return true;
   }
 
@@ -259,15 +322,23 @@ export class HttpServerStream extends Duplex {
   #box(sessionId: string): Mailbox {
     let box = this.#sessions.get(sessionId);
     if (!box) {
-      box = new Mailbox();
+      box = new Mailbox(this.#resume);
       this.#sessions.set(sessionId, box);
     }
     return box;
   }
 
   #deliver(box: Mailbox, line: string): void {
-    box.queue.push(line);
-    this.#bufferedBytes += line.length;
+    if (box.replay) {
+      const id = box.replay.peekCursor();
+      const text = stampCursor(line, id);
+      box.replay.append(text);
+      box.queue.push({ text, id });
+      this.#bufferedBytes += text.length;
+    } else {
+      box.queue.push({ text: line, id: undefined });
+      this.#bufferedBytes += line.length;
+    }
     this.#flush(box);
   }
 
@@ -276,9 +347,9 @@ export class HttpServerStream extends Duplex {
     if (!receiver || box.isFull || box.queue.length === 0) return;
     let taken = 0;
     while (box.queue.length > 0 && !box.isFull) {
-      const line = box.queue.shift()!;
-      taken += line.length;
-      if (!receiver.write(sseEvent(line))) {
+      const event = box.queue.shift()!;
+      taken += event.text.length;
+      if (!receiver.write(sseEvent(event.text, event.id))) {
         box.isFull = true;
         receiver.once('drain', () => {
           box.isFull = false;
@@ -324,7 +395,7 @@ export class HttpServerStream extends Duplex {
         continue;
       }
       // The last answers go out before the stream ends.
-      for (const line of box.queue.splice(0)) receiver.write(sseEvent(line));
+      for (const event of box.queue.splice(0)) receiver.write(sseEvent(event.text, event.id));
       receiver.end();
     }
   }

@@ -11,7 +11,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import {
   EVENT_STREAM_CONTENT_TYPE,
+  HEADER_CLIENT_SEQ,
   HEADER_CONNECTION_ID,
+  HEADER_LAST_EVENT_ID,
   HEADER_SESSION_ID,
   JSON_CONTENT_TYPE,
   isRequest,
@@ -21,6 +23,7 @@ import {
 } from './http-protocol';
 import { HttpServerStream, type HttpServerLimits } from './http-server-stream';
 import { DEFAULT_MAX_PAYLOAD, RETRY_AFTER_SECONDS } from './limits';
+import { advertiseResumable, resumeSettings, type ResumeOptions, type ResumeSettings } from './resume-options';
 
 export { HEADER_CONNECTION_ID } from './http-protocol';
 export type { HttpServerLimits } from './http-server-stream';
@@ -31,6 +34,7 @@ export type HttpStreamSink = (stream: Duplex, info: { transport: 'http'; request
 /** Options of the HTTP side. @internal */
 export interface HttpStreamServerOptions extends HttpServerLimits {
   maxPayload?: number;
+  resume?: ResumeOptions | boolean;
 }
 
 /** The body of a batch refusal, as the SDK sends it. */
@@ -50,12 +54,14 @@ export class HttpStreamServer {
   readonly #onStream: HttpStreamSink;
   readonly #admit: (request: IncomingMessage) => boolean;
   readonly #streams = new Map<string, HttpServerStream>();
+  readonly #resume: ResumeSettings | undefined;
 
   /** @param admit - whether a new connection may open now (else its `initialize` POST is refused 503) */
   constructor(options: HttpStreamServerOptions, onStream: HttpStreamSink, admit: (request: IncomingMessage) => boolean = () => true) {
     this.#options = options;
     this.#onStream = onStream;
     this.#admit = admit;
+    this.#resume = resumeSettings(options.resume);
   }
 
   /** Answers one request. */
@@ -110,15 +116,16 @@ export class HttpStreamServer {
         return text(response, 400, 'Mismatched Acp-Session-Id');
       }
       // `session/load` replays the session's history: its answer comes on the connection's stream.
+      if (!stream.takeSeq(seqOf(request))) return void response.writeHead(202).end();
       if (isRequest(message)) stream.routeAnswer(message.id, message.method === 'session/load' ? null : (headerSession ?? null));
-    }
+    } else if (!stream.takeSeq(seqOf(request))) return void response.writeHead(202).end();
     await stream.accept(body);
     response.writeHead(202).end();
   }
 
   async #open(request: IncomingMessage, response: ServerResponse, message: RoutedMessage, body: Buffer): Promise<void> {
     const connectionId = randomUUID();
-    const stream = new HttpServerStream(connectionId, this.#options);
+    const stream = new HttpServerStream(connectionId, { ...this.#options, resume: this.#resume });
     this.#streams.set(connectionId, stream);
     const forget = (): void => {
       if (this.#streams.get(connectionId) === stream) this.#streams.delete(connectionId);
@@ -132,8 +139,9 @@ export class HttpStreamServer {
     response.once('close', onGiveUp);
     this.#onStream(stream, { transport: 'http', request, connectionId });
     await stream.accept(body);
-    const line = await answer;
+    let line = await answer;
     response.removeListener('close', onGiveUp);
+    if (line !== undefined && this.#resume) line = advertiseResumable(line, this.#resume);
     if (line === undefined) {
       forget();
       const failed = {
@@ -152,10 +160,13 @@ export class HttpStreamServer {
     const connectionId = header(request, HEADER_CONNECTION_ID);
     if (connectionId === undefined) return text(response, 400, 'Missing Acp-Connection-Id');
     const stream = this.#streams.get(connectionId);
+    // A resume of a connection the server no longer has is refused as a conflict, never a fresh stream.
+    const lastEventId = this.#resume ? header(request, HEADER_LAST_EVENT_ID) : undefined;
+    if (!stream && lastEventId !== undefined) return text(response, 409, 'Unknown Acp-Connection-Id: resume at the protocol level');
     if (!stream) return text(response, 404, 'Unknown Acp-Connection-Id');
-    if (!stream.attach(response, header(request, HEADER_SESSION_ID))) {
-      text(response, 409, 'Outbound stream already has an active receiver');
-    }
+    const outcome = stream.attach(response, header(request, HEADER_SESSION_ID), lastEventId);
+    if (outcome === 'busy') text(response, 409, 'Outbound stream already has an active receiver');
+    else if (outcome === 'gone') text(response, 409, `Last-Event-ID ${lastEventId} is no longer held: resume at the protocol level`);
   }
 
   #delete(request: IncomingMessage, response: ServerResponse): void {
@@ -192,6 +203,13 @@ export async function readPostedMessage(
   if (Array.isArray(value)) return void json(response, 400, BATCH_REFUSAL);
   if (typeof value !== 'object' || value === null) return void text(response, 400, 'Invalid JSON-RPC message');
   return { message: value as RoutedMessage, body };
+}
+
+/** The `Acp-Client-Seq` of a POST, when it is a positive integer. */
+function seqOf(request: IncomingMessage): number | undefined {
+  const value = header(request, HEADER_CLIENT_SEQ);
+  if (value === undefined || !/^[1-9][0-9]{0,14}$/.test(value)) return undefined;
+  return Number(value);
 }
 
 /** A request header's (first) value. @internal */

@@ -33,6 +33,8 @@ import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from './http-idle';
 import { ClientPool, type DrainResult, type PooledClient } from '../../server/client-pool';
 import type { WorkProbe } from '../../server/work-probe';
 import { checkRemoteOptions, remoteConnection, webSocketStream, type RemoteConnectionOptions } from './websocket';
+import { ResumableServerStream, ResumableWebSockets } from './resumable-websocket';
+import { resumeSettings, type ResumeOptions } from './resume-options';
 
 /** The certificate a {@link listenRemote} server presents to serve `wss://` and `https://` itself. */
 export interface RemoteTlsOptions {
@@ -74,6 +76,15 @@ export interface RemoteServerOptions extends RemoteConnectionOptions, AccessOpti
    * line on `logger` naming its peer. An integer of at least 1, or `Infinity` (default).
    */
   maxClients?: number;
+  /**
+   * Makes connections resumable, and says so in each `initialize` answer
+   * (`capabilities.transport.resumable`): every agent message carries a cursor
+   * (`_meta["acp/cursor"]`, and the SSE `id:`), the last ones are held in a replay buffer, and a
+   * connection whose stream drops is kept `graceMs` for its client to resume it (WebSocket: a
+   * `stream/resume` first frame on a new socket; Streamable HTTP: `Last-Event-ID`). `true`: the
+   * defaults. Default off: a dropped WebSocket ends its connection at once.
+   */
+  resume?: ResumeOptions | boolean;
 }
 
 /** Who a new remote client is. */
@@ -225,7 +236,8 @@ function remotePool(options: RemoteServerOptions): ClientPool {
     if (refusal.code === 'ACP_WIRE_CLIENT_LIMIT')
       logger.log('warn', `refused a client from ${refusal.peer}: client limit reached (${refusal.open} open)`);
   });
-  const idleMs = options.httpIdleTimeoutMs ?? DEFAULT_HTTP_IDLE_TIMEOUT_MS;
+  // A resumable connection's idle limit is its grace period.
+  const idleMs = resumeSettings(options.resume)?.graceMs ?? options.httpIdleTimeoutMs ?? DEFAULT_HTTP_IDLE_TIMEOUT_MS;
   pool.on('idle', (client) =>
     logger.log('warn', `closed the Streamable HTTP client from ${client.peer}: no event stream and no request for ${idleMs} ms`),
   );
@@ -256,9 +268,11 @@ export function serveRemoteClients(
     if (client) admitted.set(request, client);
     return client;
   };
+  // A socket that resumes a connection is no new client: its slot goes back at once.
+  const release = (request: IncomingMessage): void => admitted.get(request)?.leave();
   const onStream = (stream: Duplex, info: RemoteClientInfo): void => {
     const client = admitted.get(info.request)!;
-    client.bind(stream, () => closeStream(stream));
+    client.bind(stream, () => closeStream(stream), stream instanceof ResumableServerStream);
     // A Streamable HTTP connection that nothing held for `httpIdleTimeoutMs` was abandoned.
     if (info.transport === 'http') stream.once('idle', () => void client.closeIdle());
     onClient(stream, info, client);
@@ -267,7 +281,7 @@ export function serveRemoteClients(
   const http = transportsOf(options).includes('http')
     ? { headers: new HttpStreamServer(options, onStream, admitHttp), path: new HttpPathServer(options, onStream, admitHttp) }
     : undefined;
-  const server = remoteHttpServer(options, http, admitClient, onStream, () => healthOf(pool));
+  const server = remoteHttpServer(options, http, admitClient, { onStream, release }, () => healthOf(pool));
   return listenOn(server, options).then(() => remoteListener(server, options, pool, http));
 }
 
@@ -282,6 +296,7 @@ function checkServerOptions(options: RemoteServerOptions): void {
   checkExposure(options.host ?? DEFAULT_HOST, options);
   checkRemoteOptions(options);
   checkTlsOptions(options.tls);
+  resumeSettings(options.resume);
   const transports = options.transports ?? ['websocket', 'http'];
   if (!Array.isArray(transports) || transports.length === 0 || transports.some((t) => t !== 'websocket' && t !== 'http')) {
     throw new TypeError('transports must list "websocket" and/or "http"');
@@ -316,11 +331,11 @@ function remoteHttpServer(
   options: RemoteServerOptions,
   http: HttpSides | undefined,
   admitClient: (request: IncomingMessage) => PooledClient | undefined,
-  onStream: (stream: Duplex, info: RemoteClientInfo) => void,
+  sink: WebSocketSink,
   health: () => RemoteHealth,
 ): Server {
   const path = options.path ?? DEFAULT_PATH;
-  const wss = transportsOf(options).includes('websocket') ? webSocketServer(options, onStream) : undefined;
+  const wss = transportsOf(options).includes('websocket') ? webSocketServer(options, sink) : undefined;
   // Node validates the certificate and key here: a bad pair throws before anything listens.
   const server = options.tls
     ? createTlsServer({ cert: options.tls.cert, key: options.tls.key, passphrase: options.tls.passphrase })
@@ -454,8 +469,19 @@ function refuseUpgrade(socket: Socket, status: number, text: string, extraHeader
   );
 }
 
-/** The WebSocket side: completes admitted upgrades and hands each socket over as a stream. */
-function webSocketServer(options: RemoteServerOptions, onStream: (stream: Duplex, info: RemoteClientInfo) => void) {
+/** Where the WebSocket side hands its clients: each new one's stream; the upgrade of a socket that only resumed one. */
+interface WebSocketSink {
+  onStream(stream: Duplex, info: RemoteClientInfo): void;
+  release(request: IncomingMessage): void;
+}
+
+/**
+ * The WebSocket side: completes admitted upgrades and hands each socket over as a stream (with
+ * `resume`, the connection's stream once its first frame shows it is not resuming another).
+ */
+function webSocketServer(options: RemoteServerOptions, sink: WebSocketSink) {
+  const resumable = resumeSettings(options.resume);
+  const sockets = resumable ? new ResumableWebSockets(resumable) : undefined;
   const wss = new WebSocketServer({
     noServer: true,
     maxPayload: options.maxPayload ?? DEFAULT_MAX_PAYLOAD,
@@ -472,7 +498,10 @@ function webSocketServer(options: RemoteServerOptions, onStream: (stream: Duplex
       const connectionId = randomUUID();
       ids.set(request, connectionId);
       wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
-        onStream(webSocketStream(ws, socket, options), { transport: 'websocket', request, connectionId });
+        const info: RemoteClientInfo = { transport: 'websocket', request, connectionId };
+        const stream = webSocketStream(ws, socket, options);
+        if (!sockets) return sink.onStream(stream, info);
+        sockets.accept(stream, connectionId, { onNew: (durable) => sink.onStream(durable, info), onNotNew: () => sink.release(request) });
       });
     },
   };

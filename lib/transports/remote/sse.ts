@@ -6,8 +6,8 @@
  */
 
 /** The event that carries one message's JSON text (which holds no line break). */
-export function sseEvent(json: string): string {
-  return `data: ${json}\n\n`;
+export function sseEvent(json: string, id?: string): string {
+  return id === undefined ? `data: ${json}\n\n` : `id: ${id}\ndata: ${json}\n\n`;
 }
 
 /** A comment line that keeps an idle stream (and the proxies on its way) open. */

@@ -12,6 +12,9 @@ import { HttpStatusError } from './errors';
 import { checkHeartbeat, type HeartbeatOptions } from './heartbeat';
 import { DEFAULT_MAX_PAYLOAD, checkPositiveInteger } from './limits';
 import { WebSocketStream } from './websocket-stream';
+import type * as ReconnectingModule from './reconnecting-websocket';
+import { HEADER_CONNECTION_ID } from './http-protocol';
+import { reconnectSettings, type ReconnectOptions, type ReconnectSettings } from './resume-options';
 
 /** Options of a connection over a network transport (WebSocket or Streamable HTTP). */
 export interface RemoteConnectionOptions extends Omit<ConnectionOptions, 'maxLineBytes' | 'endOutputOnClose'> {
@@ -41,6 +44,15 @@ export interface ConnectWebSocketOptions extends RemoteConnectionOptions {
   ca?: string | Buffer | (string | Buffer)[];
   /** `wss://`: whether to check the server's certificate. Default `true`. */
   rejectUnauthorized?: boolean;
+  /**
+   * Reconnects by itself when the socket drops (not after `close()`, nor after the server closed
+   * it normally), if the server advertised `transport.resumable` in its `initialize` answer:
+   * jittered exponential backoff, bounded attempts, then a `stream/resume` from the last message
+   * received; what the server had not received is sent again, nothing twice. Pending requests are
+   * answered once. When the resume is refused or every attempt fails, the connection closes with
+   * a `ResumeFailedError`. `true`: the defaults. Default off.
+   */
+  reconnect?: ReconnectOptions | boolean;
 }
 
 /** Validates the options shared by WebSocket clients and servers. @throws TypeError or RangeError naming the option */
@@ -98,7 +110,37 @@ export function connectWebSocket(url: string | URL, options: ConnectWebSocketOpt
   if (target.protocol !== 'ws:' && target.protocol !== 'wss:') throw new TypeError(`url must be ws:// or wss://, got ${target.protocol}`);
   checkRemoteOptions(options);
   checkPositiveInteger('handshakeTimeoutMs', options.handshakeTimeoutMs);
+  const reconnect = reconnectSettings(options.reconnect);
   options.signal?.throwIfAborted();
+  return connectOpened(target, options, reconnect);
+}
+
+/** Opens the socket and runs a connection over it (over a reconnecting stream with `reconnect`). */
+async function connectOpened(target: URL, options: ConnectWebSocketOptions, reconnect: ReconnectSettings | undefined): Promise<Connection> {
+  const opened = await openWebSocket(target, options);
+  const stream = webSocketStream(opened.ws, opened.socket, options);
+  if (!reconnect) return remoteConnection(stream, options);
+  // Loaded only by a client that reconnects.
+  const { ReconnectingWebSocketStream } = require('./reconnecting-websocket') as typeof ReconnectingModule;
+  const durable = new ReconnectingWebSocketStream(stream, opened.connectionId, reconnect, (signal) =>
+    openWebSocket(target, { ...options, signal }).then((next) => webSocketStream(next.ws, next.socket, options)),
+  );
+  return remoteConnection(durable, options);
+}
+
+/** An open WebSocket, its TCP socket, and the `Acp-Connection-Id` its upgrade answer named. @internal */
+export interface OpenedWebSocket {
+  readonly ws: WebSocket;
+  readonly socket: Socket;
+  readonly connectionId: string | undefined;
+}
+
+/**
+ * Opens a WebSocket; resolves once open.
+ *
+ * @internal
+ */
+export function openWebSocket(target: URL, options: ConnectWebSocketOptions): Promise<OpenedWebSocket> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token !== undefined) headers.Authorization = `Bearer ${options.token}`;
   const ws = new WebSocket(target, {
@@ -110,8 +152,9 @@ export function connectWebSocket(url: string | URL, options: ConnectWebSocketOpt
     ca: options.ca,
     rejectUnauthorized: options.rejectUnauthorized,
   });
-  return new Promise<Connection>((resolve, reject) => {
+  return new Promise<OpenedWebSocket>((resolve, reject) => {
     let socket: Socket | undefined;
+    let connectionId: string | undefined;
     const fail = (error: unknown): void => {
       cleanup();
       ws.on('error', ignore);
@@ -122,6 +165,8 @@ export function connectWebSocket(url: string | URL, options: ConnectWebSocketOpt
     const onError = (error: Error): void => fail(error);
     const onUpgrade = (response: IncomingMessage): void => {
       socket = response.socket as Socket;
+      const id = response.headers[HEADER_CONNECTION_ID.toLowerCase()];
+      connectionId = typeof id === 'string' ? id : undefined;
     };
     const onUnexpected = (_request: unknown, response: IncomingMessage): void => {
       void readBody(response).then((body) =>
@@ -132,7 +177,7 @@ export function connectWebSocket(url: string | URL, options: ConnectWebSocketOpt
     };
     const onOpen = (): void => {
       cleanup();
-      resolve(remoteConnection(webSocketStream(ws, socket!, options), options));
+      resolve({ ws, socket: socket!, connectionId });
     };
     const cleanup = (): void => {
       options.signal?.removeEventListener('abort', onAbort);

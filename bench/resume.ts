@@ -1,0 +1,127 @@
+/**
+ * What resumption costs when nothing drops: acp-wire's WebSocket and Streamable HTTP, client and
+ * server in this process on 127.0.0.1, with `resume` (and the client's `reconnect`) off and on, in
+ * alternating order per round; medians of the rounds. Run as
+ * `node dist/bench/resume.js <rounds> <budgetMs>` (it reports over IPC, as every forked bench part).
+ *
+ * @packageDocumentation
+ */
+import { type Connection, connectHttp, connectWebSocket, listenRemote } from '../lib';
+import { ECHO, SMALL_PARAMS } from './protocol';
+
+/** One measured cell. */
+export interface ResumeCell {
+  transport: 'websocket' | 'http';
+  workload: 'sequential' | 'inflight-100';
+  /** Operations per second, resumption off and on. */
+  off: number;
+  on: number;
+  /** CPU time (client and server, this one process) per operation, in µs, off and on. */
+  cpuOff: number;
+  cpuOn: number;
+}
+
+type Transport = ResumeCell['transport'];
+type Workload = ResumeCell['workload'];
+
+async function open(transport: Transport, isResumable: boolean) {
+  const listener = await listenRemote({ heartbeat: false, resume: isResumable }, (connection) => {
+    connection.onRequest('initialize', () => ({ protocolVersion: 2, capabilities: {} }));
+    connection.onRequest(ECHO, (params: unknown) => params ?? null);
+  });
+  const reconnect = isResumable ? {} : undefined;
+  const client: Connection =
+    transport === 'websocket'
+      ? await connectWebSocket(listener.url, { heartbeat: false, reconnect })
+      : connectHttp(listener.httpUrl, { reconnect });
+  await client.sendRequest('initialize', { protocolVersion: 2 });
+  return {
+    client,
+    close: async () => {
+      await client.close();
+      await listener.close();
+    },
+  };
+}
+
+/** Runs `workload` for `budgetMs`; returns operations per second and CPU µs per operation. */
+async function measure(client: Connection, workload: Workload, budgetMs: number): Promise<{ rate: number; cpu: number }> {
+  const loops = workload === 'sequential' ? 1 : 100;
+  const deadline = performance.now() + budgetMs;
+  const cpuStart = process.cpuUsage();
+  const start = performance.now();
+  let ops = 0;
+  await Promise.all(
+    Array.from({ length: loops }, async () => {
+      while (performance.now() < deadline) {
+        await client.sendRequest(ECHO, SMALL_PARAMS);
+        ops++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - start) / 1000;
+  const cpu = process.cpuUsage(cpuStart);
+  return { rate: ops / seconds, cpu: (cpu.user + cpu.system) / ops };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+async function cell(transport: Transport, workload: Workload, rounds: number, budgetMs: number): Promise<ResumeCell> {
+  const samples = { off: [] as number[], on: [] as number[], cpuOff: [] as number[], cpuOn: [] as number[] };
+  for (let round = 0; round <= rounds; round++) {
+    // Alternate which goes first; round 0 is a discarded warm-up.
+    for (const isResumable of round % 2 === 0 ? [false, true] : [true, false]) {
+      const harness = await open(transport, isResumable);
+      const { rate, cpu } = await measure(harness.client, workload, budgetMs);
+      await harness.close();
+      if (round === 0) continue;
+      samples[isResumable ? 'on' : 'off'].push(rate);
+      samples[isResumable ? 'cpuOn' : 'cpuOff'].push(cpu);
+    }
+  }
+  return {
+    transport,
+    workload,
+    off: median(samples.off),
+    on: median(samples.on),
+    cpuOff: median(samples.cpuOff),
+    cpuOn: median(samples.cpuOn),
+  };
+}
+
+/** Measures every cell. */
+export async function runResume(rounds: number, budgetMs: number): Promise<ResumeCell[]> {
+  const cells: ResumeCell[] = [];
+  for (const transport of ['websocket', 'http'] as const) {
+    for (const workload of ['sequential', 'inflight-100'] as const) cells.push(await cell(transport, workload, rounds, budgetMs));
+  }
+  return cells;
+}
+
+/** The cells as a Markdown table. */
+export function formatResume(cells: readonly ResumeCell[]): string {
+  const lines = [
+    '### Resumption on the happy path (acp-wire, client and server in one process, 127.0.0.1)',
+    '',
+    '| transport | workload | off | on | on vs off | CPU µs/op off | CPU µs/op on |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
+  ];
+  for (const c of cells) {
+    const rate = (n: number): string => `${Math.round(n).toLocaleString('en-US')}/s`;
+    lines.push(
+      `| ${c.transport} | ${c.workload} | ${rate(c.off)} | ${rate(c.on)} | ${(c.on / c.off).toFixed(2)}× | ${c.cpuOff.toFixed(1)} | ${c.cpuOn.toFixed(1)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+if (require.main === module) {
+  const [rounds, budgetMs] = process.argv.slice(2).map(Number);
+  void runResume(rounds ?? 3, budgetMs ?? 300).then((cells) => {
+    if (process.send) process.send(cells);
+    else process.stdout.write(`${formatResume(cells)}\n`);
+  });
+}

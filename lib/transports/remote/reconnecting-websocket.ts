@@ -1,0 +1,253 @@
+/**
+ * The client side of a resumable WebSocket connection: one byte stream of NDJSON lines that
+ * outlives the sockets it runs over. When a socket drops, it opens another, asks the server to
+ * resume after the last message it received, sends again what the server had not received, and
+ * drops any message it sees twice.
+ *
+ * @packageDocumentation
+ */
+import { Duplex } from 'node:stream';
+import { MESSAGE_PORT, type MessagePort } from '../../framing/message-port';
+import { ResumeFailedError } from './errors';
+import { backoffDelay, resumableOf, type ReconnectSettings } from './resume-options';
+import {
+  STREAM_ACK_METHOD,
+  STREAM_RESUMED_METHOD,
+  STREAM_RESUME_FAILED_METHOD,
+  STREAM_RESUME_METHOD,
+  controlMessage,
+  controlOf,
+  cursorOf,
+} from './stream-cursor';
+import { pushFrame, type WebSocketStream } from './websocket-stream';
+import { sendFrames } from './resumable-websocket';
+
+/**
+ * A client connection over resumable WebSockets, as a byte stream of NDJSON lines.
+ *
+ * @remarks Messages written are numbered (implicitly: the server counts what it receives) and
+ * kept until the server acknowledges them (`stream/ack`, or `stream/resumed` on a resume); on a
+ * resume the unacknowledged ones the server did not receive are sent again, in order. Messages
+ * received carry a cursor; one at or before the last cursor received is a replay already seen and
+ * is dropped. A normal close by the server ends the stream (no reconnection); so does `end()`
+ * here. A drop before the server advertised `transport.resumable` destroys the stream with the
+ * socket's error, as without reconnection.
+ * @internal
+ */
+export class ReconnectingWebSocketStream extends Duplex {
+  readonly #connectionId: string | undefined;
+  readonly #settings: ReconnectSettings;
+  readonly #open: (signal: AbortSignal) => Promise<WebSocketStream>;
+  /** Aborts an attempt under way when the stream closes or ends. */
+  readonly #aborter = new AbortController();
+  #socket: WebSocketStream | undefined;
+  /**
+   * Sent messages the server has not acknowledged; `#sentBase` messages were sent before the first
+   * (acknowledged, or sent before the server advertised resumption, which are not kept).
+   */
+  #unacked: string[] = [];
+  #sentBase = 0;
+  #lastCursor: number | undefined;
+  #isResumable = false;
+  #isEnding = false;
+  #timer: NodeJS.Timeout | undefined;
+  #partial = '';
+  #heldWrite: (() => void) | undefined;
+  /** Where frames go instead of being pushed as lines (the connection that owns this stream). */
+  #onFrameOut: ((frame: Buffer) => void) | undefined;
+  /** The message-level side door for the connection that owns this stream. */
+  readonly [MESSAGE_PORT]: MessagePort;
+
+  constructor(
+    first: WebSocketStream,
+    connectionId: string | undefined,
+    settings: ReconnectSettings,
+    open: (signal: AbortSignal) => Promise<WebSocketStream>,
+  ) {
+    super({ decodeStrings: false, allowHalfOpen: true });
+    this.#connectionId = connectionId;
+    this.#settings = settings;
+    this.#open = open;
+    const stream = this;
+    this[MESSAGE_PORT] = {
+      receiveFrames: (onFrame) => {
+        if (onFrame && (this.readableLength > 0 || this.listenerCount('data') > 0)) return false;
+        this.#onFrameOut = onFrame;
+        return true;
+      },
+      canSendMessages: () => this.writableLength === 0 && this.#partial === '' && !this.writableEnded,
+      sendMessages: (texts, onDrain) => this.#send(texts, onDrain),
+      get bufferedAmount() {
+        return stream.#socket?.bufferedAmount ?? 0;
+      },
+    };
+    this.#attach(first);
+  }
+
+  #attach(socket: WebSocketStream): void {
+    this.#socket = socket;
+    socket[MESSAGE_PORT].receiveFrames((frame) => this.#onFrame(frame));
+    let isNormal = false;
+    let error: Error | undefined;
+    socket.once('end', () => (isNormal = true));
+    socket.on('error', (cause: Error) => (error = cause));
+    socket.once('close', () => {
+      if (this.#socket !== socket) return;
+      this.#socket = undefined;
+      this.#releaseWrite();
+      if (isNormal || this.#isEnding) return this.#end();
+      const dropped = error ?? new Error('the WebSocket closed');
+      if (!this.#isResumable || this.#connectionId === undefined) return void this.destroy(dropped);
+      void this.#reconnect(dropped);
+    });
+    socket.resume();
+  }
+
+  #onFrame(frame: Buffer): void {
+    if (this.destroyed || this.readableEnded) return;
+    const text = frame.toString('utf8');
+    const control = controlOf(text);
+    if (control?.method === STREAM_ACK_METHOD) return this.#acknowledge(control.params.received);
+    const cursor = cursorOf(text);
+    if (cursor !== undefined) {
+      const n = Number(cursor);
+      if (this.#lastCursor !== undefined && n <= this.#lastCursor) return;
+      this.#lastCursor = n;
+    }
+    if (!this.#isResumable && resumableOf(text) !== undefined) this.#isResumable = true;
+    if (this.#onFrameOut) this.#onFrameOut(frame);
+    else if (!pushFrame(this, frame)) this.#socket?.pause();
+  }
+
+  #acknowledge(received: unknown): void {
+    if (typeof received !== 'number' || !Number.isSafeInteger(received) || received <= this.#sentBase) return;
+    const count = Math.min(received - this.#sentBase, this.#unacked.length);
+    this.#unacked.splice(0, count);
+    this.#sentBase += count;
+  }
+
+  async #reconnect(dropped: Error): Promise<void> {
+    let error = dropped;
+    for (let attempt = 1; attempt <= this.#settings.attempts; attempt++) {
+      const delayMs = backoffDelay(this.#settings, attempt);
+      this.#settings.onReconnecting({ attempt, delayMs, error });
+      await new Promise<void>((resolve) => (this.#timer = setTimeout(resolve, delayMs)));
+      if (this.destroyed || this.#isEnding) return;
+      try {
+        const resent = await this.#resumeOn(await this.#open(this.#aborter.signal));
+        this.#settings.onResumed({ attempts: attempt, resent });
+        return;
+      } catch (caught) {
+        if (caught instanceof ResumeFailedError) return void this.destroy(caught);
+        error = caught as Error;
+      }
+    }
+    this.destroy(new ResumeFailedError('attempts', error.message, { cause: error }));
+  }
+
+  /** Asks `socket` to resume; resolves with how many messages were sent again once resumed. */
+  #resumeOn(socket: WebSocketStream): Promise<number> {
+    if (this.destroyed || this.#isEnding) {
+      socket.destroy();
+      return Promise.resolve(0);
+    }
+    return new Promise<number>((resolve, reject) => {
+      const port = socket[MESSAGE_PORT];
+      const onClose = (): void => reject(new Error('the WebSocket closed before the server answered the resume'));
+      socket.on('error', ignore);
+      socket.once('close', onClose);
+      port.receiveFrames((frame) => {
+        const control = controlOf(frame.toString('utf8'));
+        socket.removeListener('close', onClose);
+        if (control?.method === STREAM_RESUMED_METHOD) {
+          const { received } = control.params;
+          if (typeof received !== 'number' || received < this.#sentBase) {
+            socket.destroy();
+            return reject(new ResumeFailedError('refused', 'the server lost messages sent before it advertised resumption'));
+          }
+          this.#acknowledge(received);
+          const resent = this.#unacked.length;
+          this.#attach(socket);
+          if (resent > 0) sendFrames(socket, this.#unacked);
+          return resolve(resent);
+        }
+        socket.destroy();
+        const reason = control?.method === STREAM_RESUME_FAILED_METHOD ? String(control.params.reason) : 'an unexpected first frame';
+        reject(new ResumeFailedError('refused', reason));
+      });
+      socket.resume();
+      const cursor = this.#lastCursor === undefined ? null : String(this.#lastCursor);
+      sendFrames(socket, [controlMessage(STREAM_RESUME_METHOD, { connectionId: this.#connectionId, cursor })]);
+    });
+  }
+
+  #end(): void {
+    clearTimeout(this.#timer);
+    if (this.readableEnded || this.destroyed) return;
+    this.once('end', () => this.destroy());
+    this.push(null);
+  }
+
+  override _read(): void {
+    if (this.#socket?.isPaused()) this.#socket.resume();
+  }
+
+  override _write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    const lines = (this.#partial + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'))).split('\n');
+    this.#partial = lines.pop()!;
+    this.#heldWrite = callback;
+    if (this.#send(lines, () => this.#releaseWrite())) this.#releaseWrite();
+  }
+
+  /** While frames go to a message port, pausing the stream pauses the socket. */
+  override pause(): this {
+    if (this.#onFrameOut) this.#socket?.pause();
+    return super.pause();
+  }
+
+  /** While frames go to a message port, resuming the stream resumes the socket. */
+  override resume(): this {
+    if (this.#onFrameOut && this.#socket?.isPaused()) this.#socket.resume();
+    return super.resume();
+  }
+
+  /** Keeps (once resumable) and sends messages; returns false when the socket is full (`onDrain` follows). */
+  #send(lines: readonly string[], onDrain: () => void): boolean {
+    const texts = lines.filter((line) => line.trim() !== '');
+    // Kept for a resend only once the server is known to resume (before, a drop ends the connection).
+    if (this.#isResumable) for (const text of texts) this.#unacked.push(text);
+    else this.#sentBase += texts.length;
+    const socket = this.#socket;
+    return !socket || texts.length === 0 || sendFrames(socket, texts, onDrain);
+  }
+
+  #releaseWrite(): void {
+    const callback = this.#heldWrite;
+    this.#heldWrite = undefined;
+    callback?.();
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.#isEnding = true;
+    this.#aborter.abort();
+    const socket = this.#socket;
+    if (socket) socket.end();
+    else this.#end();
+    callback();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    clearTimeout(this.#timer);
+    this.#aborter.abort();
+    this.#releaseWrite();
+    const socket = this.#socket;
+    this.#socket = undefined;
+    if (socket && !socket.destroyed) {
+      if (error) socket.destroy();
+      else socket.end();
+    }
+    callback(error);
+  }
+}
+
+function ignore(): void {}

@@ -1,0 +1,127 @@
+/**
+ * The replay buffer of one resumable stream: the last messages sent, each with its cursor, held
+ * for a reconnecting client, bounded by count and by age.
+ *
+ * @packageDocumentation
+ */
+
+/** Bounds of a {@link ReplayBuffer}. */
+export interface ReplayBufferBounds {
+  /** How many messages are held at most (the oldest go first). An integer of at least 1. */
+  readonly maxMessages: number;
+  /** How long a message is held at most, in milliseconds. */
+  readonly maxAgeMs: number;
+  /** How many bytes (UTF-16 code units) of text are held at most. Default 64 MiB. */
+  readonly maxBytes?: number;
+}
+
+/** One held message. */
+export interface ReplayEntry {
+  /** Its cursor: a decimal integer, 1 for a stream's first message, one more for each next. */
+  readonly cursor: string;
+  /** Its text, cursor stamped. */
+  readonly text: string;
+}
+
+/**
+ * Numbers the messages of one stream (cursors `"1"`, `"2"`, …) and holds the latest ones.
+ *
+ * @remarks A message is dropped once more than `maxMessages` are held or once it is older than
+ * `maxAgeMs` (checked on each append and each {@link ReplayBuffer.since}), and the oldest go
+ * while the texts held are longer than `maxBytes`. Cursors are only
+ * compared within one buffer. Holds no timer.
+ * @internal
+ */
+export class ReplayBuffer {
+  readonly #bounds: ReplayBufferBounds;
+  readonly #now: () => number;
+  readonly #texts: string[] = [];
+  readonly #times: number[] = [];
+  /** Where the live entries start in the arrays (compacted now and then). */
+  #head = 0;
+  /** The cursor of the first entry held (the number of the next one when none is held). */
+  #first = 1;
+  #next = 1;
+  #bytes = 0;
+
+  /** @param now - the clock, in milliseconds (tests pass their own) */
+  constructor(bounds: ReplayBufferBounds, now: () => number = Date.now) {
+    this.#bounds = bounds;
+    this.#now = now;
+  }
+
+  /** The cursor of the last message numbered, or `undefined` before the first. */
+  get lastCursor(): string | undefined {
+    return this.#next === 1 ? undefined : String(this.#next - 1);
+  }
+
+  /** How many messages are held now. */
+  get size(): number {
+    this.#expire();
+    return this.#texts.length - this.#head;
+  }
+
+  /** The next message's cursor, without taking it. */
+  peekCursor(): string {
+    return String(this.#next);
+  }
+
+  /** Holds `text` (already stamped with {@link ReplayBuffer.peekCursor}) and returns its cursor. */
+  append(text: string): string {
+    const cursor = this.#next++;
+    this.#texts.push(text);
+    this.#times.push(this.#now());
+    this.#bytes += text.length;
+    if (this.#texts.length - this.#head > this.#bounds.maxMessages) this.#drop(1);
+    const maxBytes = this.#bounds.maxBytes ?? DEFAULT_MAX_BYTES;
+    let over = 0;
+    for (let bytes = this.#bytes; bytes > maxBytes; over++) bytes -= this.#texts[this.#head + over]!.length;
+    if (over > 0) this.#drop(over);
+    this.#expire();
+    return String(cursor);
+  }
+
+  /**
+   * Every held message after `cursor`, oldest first; `undefined` when some message after it is no
+   * longer held, or `cursor` is not one of this stream's (a gap would be silent otherwise).
+   * `null` asks for everything from the stream's first message.
+   */
+  since(cursor: string | null): ReplayEntry[] | undefined {
+    this.#expire();
+    const after = cursor === null ? 0 : parseCursor(cursor);
+    if (after === undefined || after >= this.#next) return undefined;
+    if (after + 1 < this.#first) return undefined;
+    const entries: ReplayEntry[] = [];
+    for (let n = after + 1; n < this.#next; n++) {
+      entries.push({ cursor: String(n), text: this.#texts[this.#head + (n - this.#first)]! });
+    }
+    return entries;
+  }
+
+  #expire(): void {
+    const oldest = this.#now() - this.#bounds.maxAgeMs;
+    let count = 0;
+    while (this.#head + count < this.#times.length && this.#times[this.#head + count]! < oldest) count++;
+    if (count > 0) this.#drop(count);
+  }
+
+  #drop(count: number): void {
+    for (let i = 0; i < count; i++) this.#bytes -= this.#texts[this.#head + i]!.length;
+    this.#head += count;
+    this.#first += count;
+    // Compact once the dead prefix is as long as what is held.
+    if (this.#head > 1024 && this.#head * 2 > this.#texts.length) {
+      this.#texts.splice(0, this.#head);
+      this.#times.splice(0, this.#head);
+      this.#head = 0;
+    }
+  }
+}
+
+const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+
+/** A cursor's number, or `undefined` when it is not a decimal integer of at least 0. */
+function parseCursor(cursor: string): number | undefined {
+  if (!/^(0|[1-9][0-9]{0,14})$/.test(cursor)) return undefined;
+  return Number(cursor);
+}

@@ -1,0 +1,300 @@
+/**
+ * The server side of a resumable WebSocket connection: one byte stream of NDJSON lines that
+ * outlives the sockets it runs over. Each agent message gets a cursor and is held in a replay
+ * buffer; a socket that drops leaves the connection waiting for its client for a grace period; a
+ * new socket whose first frame is `stream/resume` takes the connection over and gets what it
+ * missed.
+ *
+ * @packageDocumentation
+ */
+import { Duplex } from 'node:stream';
+import { MESSAGE_PORT, type MessagePort } from '../../framing/message-port';
+import { idKey, isRequest, isResponse, parseRouted } from './http-protocol';
+import { ReplayBuffer } from './replay-buffer';
+import { advertiseResumable, type ResumeSettings } from './resume-options';
+import {
+  STREAM_ACK_METHOD,
+  STREAM_RESUMED_METHOD,
+  STREAM_RESUME_FAILED_METHOD,
+  STREAM_RESUME_METHOD,
+  controlMessage,
+  controlOf,
+  stampCursor,
+} from './stream-cursor';
+import { pushFrame, type WebSocketStream } from './websocket-stream';
+
+/**
+ * Sends `texts` on `socket`, one frame each, in order after everything sent before; returns false
+ * when the socket is full (then `onDrain` is called once it has taken them).
+ *
+ * @internal
+ */
+export function sendFrames(socket: WebSocketStream, texts: readonly string[], onDrain: () => void = ignore): boolean {
+  const port = socket[MESSAGE_PORT];
+  if (port.canSendMessages()) return port.sendMessages(texts, onDrain);
+  // Lines written before (never by these streams, which send only frames) go first.
+  let isFlowing = true;
+  for (const text of texts) isFlowing = socket.write(`${text}\n`) && isFlowing;
+  if (!isFlowing) socket.once('drain', onDrain);
+  return isFlowing;
+}
+
+/** The server acknowledges the client's messages after this many (so the client can forget them). */
+const ACK_EVERY = 32;
+
+/**
+ * One resumable WebSocket connection on the server, as a byte stream of NDJSON lines.
+ *
+ * @remarks Ends (its readable side) when the client closes its socket normally, when
+ * {@link ResumableServerStream.closeGoingAway} is called, or when no socket has resumed it within
+ * `graceMs` of a drop. A socket dropping cancels nothing: the lines written meanwhile wait in the
+ * replay buffer (the oldest dropped past its bounds, which makes a later resume fail rather than
+ * skip them).
+ * @internal
+ */
+export class ResumableServerStream extends Duplex {
+  readonly connectionId: string;
+  readonly #settings: ResumeSettings;
+  readonly #buffer: ReplayBuffer;
+  #socket: WebSocketStream | undefined;
+  #received = 0;
+  #sinceAck = 0;
+  #grace: NodeJS.Timeout | undefined;
+  #initializeKey: string | undefined;
+  #isAdvertised = false;
+  #isClosing = false;
+  #partial = '';
+  #heldWrite: (() => void) | undefined;
+  /** Where frames go instead of being pushed as lines (a connection that owns this stream). */
+  #onFrameOut: ((frame: Buffer) => void) | undefined;
+  /** The message-level side door for the connection that owns this stream. */
+  readonly [MESSAGE_PORT]: MessagePort;
+
+  constructor(connectionId: string, settings: ResumeSettings) {
+    super({ decodeStrings: false, allowHalfOpen: true });
+    this.connectionId = connectionId;
+    this.#settings = settings;
+    this.#buffer = new ReplayBuffer({ maxMessages: settings.bufferMessages, maxAgeMs: settings.bufferMs });
+    const stream = this;
+    this[MESSAGE_PORT] = {
+      receiveFrames: (onFrame) => {
+        if (onFrame && (this.readableLength > 0 || this.listenerCount('data') > 0)) return false;
+        this.#onFrameOut = onFrame;
+        return true;
+      },
+      canSendMessages: () => this.writableLength === 0 && this.#partial === '' && !this.writableEnded,
+      sendMessages: (texts, onDrain) => this.#send(texts, onDrain),
+      get bufferedAmount() {
+        return stream.#socket?.bufferedAmount ?? 0;
+      },
+    };
+  }
+
+  /** Runs the connection over its first socket, starting with `firstFrame` (already taken from it). */
+  start(socket: WebSocketStream, firstFrame: Buffer): void {
+    this.#attach(socket);
+    this.#onFrame(firstFrame);
+  }
+
+  /**
+   * Moves the connection onto `socket` (whose first frame asked to resume after `cursor`), replays
+   * what the client missed and goes on live.
+   *
+   * @returns the reason the resume is refused, or `undefined` once resumed
+   */
+  resumeOn(socket: WebSocketStream, cursor: string | null): string | undefined {
+    if (this.#isClosing || this.destroyed || this.readableEnded) return 'the connection has ended';
+    const missed = this.#buffer.since(cursor);
+    if (missed === undefined) return `cursor ${String(cursor)} is no longer held (or was never sent)`;
+    const previous = this.#socket;
+    this.#socket = undefined;
+    previous?.destroy();
+    clearTimeout(this.#grace);
+    this.#grace = undefined;
+    this.#attach(socket);
+    sendFrames(socket, [controlMessage(STREAM_RESUMED_METHOD, { received: this.#received }), ...missed.map((entry) => entry.text)]);
+    return undefined;
+  }
+
+  /** Ends the connection: its socket is closed 1001 (going away), its readable side ends. */
+  closeGoingAway(): void {
+    this.#isClosing = true;
+    const socket = this.#socket;
+    if (socket) socket.closeGoingAway();
+    else this.#end();
+  }
+
+  #attach(socket: WebSocketStream): void {
+    this.#socket = socket;
+    socket[MESSAGE_PORT].receiveFrames((frame) => this.#onFrame(frame));
+    let isNormal = false;
+    socket.once('end', () => (isNormal = true));
+    socket.on('error', ignore);
+    socket.once('close', () => {
+      if (this.#socket !== socket) return;
+      this.#socket = undefined;
+      this.#releaseWrite();
+      if (isNormal || this.#isClosing) return this.#end();
+      this.#grace = setTimeout(() => this.#end(), this.#settings.graceMs);
+    });
+    // Flowing, so that a normal close's end of input is seen (frames go to the handler above).
+    socket.resume();
+  }
+
+  #onFrame(frame: Buffer): void {
+    if (this.destroyed || this.readableEnded) return;
+    this.#received++;
+    if (this.#initializeKey === undefined && !this.#isAdvertised) this.#watchInitialize(frame);
+    if (this.#onFrameOut) this.#onFrameOut(frame);
+    else if (!pushFrame(this, frame)) this.#socket?.pause();
+    if (++this.#sinceAck >= ACK_EVERY) {
+      this.#sinceAck = 0;
+      if (this.#socket) sendFrames(this.#socket, [controlMessage(STREAM_ACK_METHOD, { received: this.#received })]);
+    }
+  }
+
+  #watchInitialize(frame: Buffer): void {
+    if (!frame.includes('"initialize"')) return;
+    const message = parseRouted(frame.toString('utf8'));
+    if (message && isRequest(message) && message.method === 'initialize') this.#initializeKey = idKey(message.id);
+  }
+
+  #end(): void {
+    clearTimeout(this.#grace);
+    this.#grace = undefined;
+    if (this.readableEnded || this.destroyed) return;
+    // Nothing can be sent any more: once everything received has been read, the stream is done.
+    this.once('end', () => this.destroy());
+    this.push(null);
+  }
+
+  override _read(): void {
+    if (this.#socket?.isPaused()) this.#socket.resume();
+  }
+
+  /** While frames go to a message port, pausing the stream pauses the socket. */
+  override pause(): this {
+    if (this.#onFrameOut) this.#socket?.pause();
+    return super.pause();
+  }
+
+  /** While frames go to a message port, resuming the stream resumes the socket. */
+  override resume(): this {
+    if (this.#onFrameOut && this.#socket?.isPaused()) this.#socket.resume();
+    return super.resume();
+  }
+
+  /** Stamps, holds and sends agent messages; returns false when the socket is full (`onDrain` follows). */
+  #send(lines: readonly string[], onDrain: () => void): boolean {
+    const texts: string[] = [];
+    for (const line of lines) {
+      if (line.trim() === '') continue;
+      const text = stampCursor(this.#advertise(line), this.#buffer.peekCursor());
+      this.#buffer.append(text);
+      texts.push(text);
+    }
+    const socket = this.#socket;
+    return !socket || texts.length === 0 || sendFrames(socket, texts, onDrain);
+  }
+
+  override _write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    const lines = (this.#partial + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'))).split('\n');
+    this.#partial = lines.pop()!;
+    this.#heldWrite = callback;
+    if (this.#send(lines, () => this.#releaseWrite())) this.#releaseWrite();
+  }
+
+  /** The `initialize` answer gains the `transport.resumable` capability. */
+  #advertise(line: string): string {
+    if (this.#isAdvertised || this.#initializeKey === undefined || !line.includes('"result"')) return line;
+    const message = parseRouted(line);
+    if (!message || !isResponse(message) || idKey(message.id) !== this.#initializeKey) return line;
+    this.#isAdvertised = true;
+    return advertiseResumable(line, this.#settings);
+  }
+
+  #releaseWrite(): void {
+    const callback = this.#heldWrite;
+    this.#heldWrite = undefined;
+    callback?.();
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.#isClosing = true;
+    const socket = this.#socket;
+    if (socket) socket.end();
+    else this.#end();
+    callback();
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    clearTimeout(this.#grace);
+    this.#grace = undefined;
+    this.#releaseWrite();
+    const socket = this.#socket;
+    this.#socket = undefined;
+    if (socket && !socket.destroyed) {
+      if (error) socket.destroy();
+      else socket.end();
+    }
+    callback(error);
+  }
+}
+
+/** What {@link ResumableWebSockets.accept} does with a new socket's first frame. @internal */
+export interface ResumableSocketHandlers {
+  /** The socket opens a new connection: hand `stream` over as a new client. */
+  onNew(stream: ResumableServerStream): void;
+  /** The socket resumed (or failed to resume) an existing connection: it is no new client. */
+  onNotNew(): void;
+}
+
+/**
+ * The resumable connections of one server, by connection id.
+ *
+ * @internal
+ */
+export class ResumableWebSockets {
+  readonly #settings: ResumeSettings;
+  readonly #streams = new Map<string, ResumableServerStream>();
+
+  constructor(settings: ResumeSettings) {
+    this.#settings = settings;
+  }
+
+  /** Waits for a new socket's first frame: `stream/resume` resumes a connection, anything else opens `connectionId`. */
+  accept(socket: WebSocketStream, connectionId: string, handlers: ResumableSocketHandlers): void {
+    const port = socket[MESSAGE_PORT];
+    socket.on('error', ignore);
+    port.receiveFrames((frame) => {
+      port.receiveFrames(undefined);
+      const control = controlOf(frame.toString('utf8'));
+      if (control?.method === STREAM_RESUME_METHOD) return this.#resume(socket, control.params, handlers);
+      const stream = new ResumableServerStream(connectionId, this.#settings);
+      this.#streams.set(connectionId, stream);
+      stream.once('close', () => {
+        if (this.#streams.get(connectionId) === stream) this.#streams.delete(connectionId);
+      });
+      stream.start(socket, frame);
+      handlers.onNew(stream);
+    });
+    socket.resume();
+  }
+
+  #resume(socket: WebSocketStream, params: Record<string, unknown>, handlers: ResumableSocketHandlers): void {
+    handlers.onNotNew();
+    const { connectionId, cursor } = params;
+    const stream = typeof connectionId === 'string' ? this.#streams.get(connectionId) : undefined;
+    const cursorText = typeof cursor === 'string' ? cursor : null;
+    const reason = !stream
+      ? 'unknown connection'
+      : cursor !== null && typeof cursor !== 'string'
+        ? 'cursor must be a string or null'
+        : stream.resumeOn(socket, cursorText);
+    if (reason === undefined) return;
+    sendFrames(socket, [controlMessage(STREAM_RESUME_FAILED_METHOD, { reason })]);
+    socket.end();
+  }
+}
+
+function ignore(): void {}

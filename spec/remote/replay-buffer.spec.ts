@@ -1,0 +1,164 @@
+/**
+ * The replay buffer of a resumable stream, and the cursor stamped on each message's text.
+ */
+import { expect } from 'chai';
+import { ReplayBuffer } from '../../lib/transports/remote/replay-buffer';
+import { backoffDelay, reconnectSettings, resumeSettings } from '../../lib/transports/remote/resume-options';
+import { cursorOf, stampCursor } from '../../lib/transports/remote/stream-cursor';
+
+describe('ReplayBuffer', () => {
+  let now: number;
+  const clock = (): number => now;
+  beforeEach(() => {
+    now = 1_000_000;
+  });
+
+  it('numbers messages 1, 2, 3… and returns every one after a cursor, in order', () => {
+    const buffer = new ReplayBuffer({ maxMessages: 10, maxAgeMs: 1000 }, clock);
+    expect(['a', 'b', 'c'].map((text) => buffer.append(text))).to.deep.equal(['1', '2', '3']);
+    expect(buffer.since('1')).to.deep.equal([
+      { cursor: '2', text: 'b' },
+      { cursor: '3', text: 'c' },
+    ]);
+    expect(buffer.since(null)!.map((e) => e.text)).to.deep.equal(['a', 'b', 'c']);
+    expect(buffer.since('0')!.map((e) => e.text)).to.deep.equal(['a', 'b', 'c']);
+    expect(buffer.since('3')).to.deep.equal([]);
+    expect(buffer.lastCursor).to.equal('3');
+  });
+
+  it('holds at most maxMessages: a cursor before the oldest held is refused, not answered with a gap', () => {
+    const buffer = new ReplayBuffer({ maxMessages: 3, maxAgeMs: 60_000 }, clock);
+    for (let i = 1; i <= 5; i++) buffer.append(`m${i}`);
+    expect(buffer.size).to.equal(3);
+    expect(buffer.since('2')!.map((e) => e.text)).to.deep.equal(['m3', 'm4', 'm5']);
+    expect(buffer.since('1')).to.equal(undefined);
+    expect(buffer.since(null)).to.equal(undefined);
+  });
+
+  it('holds a message at most maxAgeMs', () => {
+    const buffer = new ReplayBuffer({ maxMessages: 100, maxAgeMs: 1000 }, clock);
+    buffer.append('old');
+    now += 600;
+    buffer.append('young');
+    now += 500;
+    expect(buffer.size).to.equal(1);
+    expect(buffer.since('0')).to.equal(undefined);
+    expect(buffer.since('1')!.map((e) => e.text)).to.deep.equal(['young']);
+    now += 600;
+    expect(buffer.size).to.equal(0);
+    expect(buffer.since('1')).to.equal(undefined);
+    expect(buffer.since('2')).to.deep.equal([]);
+  });
+
+  it('holds at most maxBytes of text, dropping the oldest', () => {
+    const buffer = new ReplayBuffer({ maxMessages: 100, maxAgeMs: 60_000, maxBytes: 10 }, clock);
+    for (const text of ['aaaa', 'bbbb', 'cccc', 'dd']) buffer.append(text);
+    expect(buffer.since('1')!.map((e) => e.text)).to.deep.equal(['bbbb', 'cccc', 'dd']);
+    expect(buffer.since('0')).to.equal(undefined);
+    expect(buffer.size).to.equal(3);
+    buffer.append('e'.repeat(20));
+    expect(buffer.size).to.equal(0);
+    expect(buffer.since('5')).to.deep.equal([]);
+    expect(buffer.since('4')).to.equal(undefined);
+  });
+
+  it('refuses a cursor it never gave and one that is not a number', () => {
+    const buffer = new ReplayBuffer({ maxMessages: 10, maxAgeMs: 1000 }, clock);
+    buffer.append('a');
+    expect(buffer.since('2')).to.equal(undefined);
+    expect(buffer.since('x')).to.equal(undefined);
+    expect(buffer.since('-1')).to.equal(undefined);
+    expect(buffer.since('01')).to.equal(undefined);
+  });
+
+  it('keeps the right messages over many evictions (compaction)', () => {
+    const buffer = new ReplayBuffer({ maxMessages: 50, maxAgeMs: 60_000 }, clock);
+    for (let i = 1; i <= 5000; i++) buffer.append(`m${i}`);
+    expect(buffer.size).to.equal(50);
+    const tail = buffer.since('4990')!;
+    expect(tail.map((e) => e.cursor)).to.deep.equal(Array.from({ length: 10 }, (_, i) => String(4991 + i)));
+    expect(tail.map((e) => e.text)).to.deep.equal(Array.from({ length: 10 }, (_, i) => `m${4991 + i}`));
+  });
+});
+
+describe('stream cursors on message text', () => {
+  it('puts the cursor in params._meta of a notification, keeping its other bytes', () => {
+    const line = '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"n":1.50}}}';
+    const stamped = stampCursor(line, '7');
+    expect(JSON.parse(stamped)).to.deep.equal({
+      jsonrpc: '2.0',
+      method: 'session/update',
+      params: { _meta: { 'acp/cursor': '7' }, sessionId: 's', update: { n: 1.5 } },
+    });
+    expect(stamped).to.include('1.50');
+    expect(cursorOf(stamped)).to.equal('7');
+  });
+
+  it("adds to an existing params._meta, keeping the peer's members", () => {
+    const stamped = stampCursor('{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"_meta":{"x":"y"}}}', '3');
+    expect(JSON.parse(stamped).params).to.deep.equal({ a: 1, _meta: { 'acp/cursor': '3', x: 'y' } });
+    expect(cursorOf(stamped)).to.equal('3');
+    expect(JSON.parse(stampCursor('{"id":1,"method":"m","params":{"_meta":{}}}', '4')).params).to.deep.equal({
+      _meta: { 'acp/cursor': '4' },
+    });
+  });
+
+  it('puts it in result._meta of an answer with an object result, keeping the exact id bytes', () => {
+    const stamped = stampCursor('{"jsonrpc":"2.0","id":12345678901234567890,"result":{}}', '9');
+    expect(stamped).to.equal('{"jsonrpc":"2.0","id":12345678901234567890,"result":{"_meta":{"acp/cursor":"9"}}}');
+    expect(cursorOf(stamped)).to.equal('9');
+  });
+
+  it('puts it in a _meta of the message itself for an error answer or a non-object result', () => {
+    const error = stampCursor('{"jsonrpc":"2.0","id":"a","error":{"code":-1,"message":"no"}}', '2');
+    expect(JSON.parse(error)).to.deep.equal({ _meta: { 'acp/cursor': '2' }, jsonrpc: '2.0', id: 'a', error: { code: -1, message: 'no' } });
+    expect(cursorOf(error)).to.equal('2');
+    const nullResult = stampCursor('{"jsonrpc":"2.0","id":1,"result":null}', '5');
+    expect(JSON.parse(nullResult)._meta).to.deep.equal({ 'acp/cursor': '5' });
+    expect(cursorOf(nullResult)).to.equal('5');
+  });
+
+  it('is not fooled by braces, quotes and the key inside strings, nor by whitespace', () => {
+    const line =
+      ' { "id" : 1 , "params" : { "text" : "}\\"acp/cursor\\":\\"99\\" {[" , "deep" : [ { "_meta" : { "acp/cursor" : "1" } } ] } } ';
+    const stamped = stampCursor(line, '6');
+    expect(JSON.parse(stamped).params.text).to.equal('}"acp/cursor":"99" {[');
+    expect(cursorOf(stamped)).to.equal('6');
+    expect(cursorOf(line)).to.equal(undefined);
+  });
+
+  it('stamps an empty message and an empty result as valid JSON', () => {
+    expect(JSON.parse(stampCursor('{}', '1'))).to.deep.equal({ _meta: { 'acp/cursor': '1' } });
+    expect(JSON.parse(stampCursor('{"id":1,"result":{ }}', '2'))).to.deep.equal({ id: 1, result: { _meta: { 'acp/cursor': '2' } } });
+    expect(JSON.parse(stampCursor('{"_meta":{"a":1},"id":1,"error":{"code":1,"message":"m"}}', '3'))._meta).to.deep.equal({
+      'acp/cursor': '3',
+      a: 1,
+    });
+  });
+
+  it('leaves text that is not a JSON object unchanged', () => {
+    expect(stampCursor('[1,2]', '1')).to.equal('[1,2]');
+    expect(stampCursor('not json', '1')).to.equal('not json');
+    expect(cursorOf('{"id":1,"params":{"_meta":{"acp/cursor":3}}}')).to.equal(undefined);
+  });
+});
+
+describe('resume and reconnect options', () => {
+  it('fills in the defaults and refuses invalid values naming them', () => {
+    expect(resumeSettings(undefined)).to.equal(undefined);
+    expect(resumeSettings(true)).to.deep.equal({ bufferMessages: 1000, bufferMs: 300_000, graceMs: 60_000 });
+    expect(() => resumeSettings({ bufferMessages: 0 })).to.throw(RangeError, 'resume.bufferMessages');
+    expect(() => resumeSettings({ graceMs: -1 })).to.throw(RangeError, 'resume.graceMs');
+    expect(() => reconnectSettings({ attempts: 1.5 })).to.throw(RangeError, 'reconnect.attempts');
+    expect(() => reconnectSettings({ silenceMs: -5 })).to.throw(RangeError, 'reconnect.silenceMs');
+    expect(reconnectSettings(true)).to.include({ attempts: 8, minDelayMs: 100, maxDelayMs: 5000, silenceMs: 75_000 });
+    expect(() => reconnectSettings({ minDelayMs: 100, maxDelayMs: 10 })).to.throw(RangeError, 'reconnect.maxDelayMs');
+  });
+
+  it('backs off exponentially up to maxDelayMs, with jitter', () => {
+    const settings = reconnectSettings({ minDelayMs: 100, maxDelayMs: 1000 })!;
+    expect([1, 2, 3, 4, 5, 10].map((attempt) => backoffDelay(settings, attempt, () => 1))).to.deep.equal([100, 200, 400, 800, 1000, 1000]);
+    expect(backoffDelay(settings, 4, () => 0.5)).to.equal(400);
+    expect(backoffDelay(settings, 1, () => 0)).to.equal(50);
+  });
+});

@@ -1,0 +1,92 @@
+/**
+ * The resumable WebSocket's wire, frame by frame, with a raw `ws` client: the capability in the
+ * `initialize` answer, the cursor on each agent message, `stream/ack`, `stream/resume` answered
+ * by `stream/resumed` and the replay, or by `stream/resume_failed` and a close.
+ */
+import { expect } from 'chai';
+import { listenRemote, type RemoteListener } from '../../lib';
+import { serveConformanceAgent } from '../../examples/conformance-agent';
+import { connectRawWebSocket, expectTcpHandles, tcpHandles, type RawWebSocket } from './remote-helpers';
+
+describe('Resumable WebSocket wire (raw client)', () => {
+  let baseline: number;
+  let listener: RemoteListener;
+  const sockets: RawWebSocket[] = [];
+  let connectionId: string;
+
+  beforeEach(async () => {
+    baseline = tcpHandles();
+    listener = await listenRemote({ resume: { bufferMessages: 4, graceMs: 5000 } }, (connection, info) => {
+      connectionId = info.connectionId;
+      serveConformanceAgent(connection);
+    });
+  });
+  afterEach(async () => {
+    await Promise.all(sockets.splice(0).map((socket) => socket.close()));
+    await listener.close();
+    await expectTcpHandles(baseline);
+  });
+
+  const open = async (): Promise<RawWebSocket> => {
+    const socket = await connectRawWebSocket(listener.url);
+    sockets.push(socket);
+    return socket;
+  };
+  const parse = (line: string): Record<string, unknown> => JSON.parse(line) as Record<string, unknown>;
+
+  it('stamps each agent message with its cursor, advertises the capability, and acknowledges every 32 client messages', async () => {
+    const socket = await open();
+    socket.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1 } });
+    const init = parse(await socket.lines.take());
+    expect(init).to.deep.include({ id: 1 });
+    const result = init.result as { _meta: unknown; agentCapabilities: { transport: unknown } };
+    expect(result._meta).to.deep.equal({ 'acp/cursor': '1' });
+    expect(result.agentCapabilities.transport).to.deep.equal({ resumable: { retentionMessages: 4, retentionSeconds: 300 } });
+    for (let i = 0; i < 31; i++) socket.send({ jsonrpc: '2.0', method: '_test/note', params: { i } });
+    socket.send({ jsonrpc: '2.0', id: 2, method: '_test/echo', params: { x: 1 } });
+    expect(parse(await socket.lines.take())).to.deep.equal({ jsonrpc: '2.0', method: 'stream/ack', params: { received: 32 } });
+    expect(parse(await socket.lines.take())).to.deep.equal({ jsonrpc: '2.0', id: 2, result: { _meta: { 'acp/cursor': '2' }, x: 1 } });
+  });
+
+  it('resumes on a new socket: stream/resumed with the count received, then every message after the cursor', async () => {
+    const first = await open();
+    first.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 2 } });
+    await first.lines.take();
+    first.ws.terminate();
+    await first.closed;
+    const second = await open();
+    second.send({ jsonrpc: '2.0', method: 'stream/resume', params: { connectionId, cursor: null } });
+    expect(parse(await second.lines.take())).to.deep.equal({ jsonrpc: '2.0', method: 'stream/resumed', params: { received: 1 } });
+    expect(parse(await second.lines.take())).to.deep.include({ id: 1 });
+    second.send({ jsonrpc: '2.0', id: 2, method: '_test/echo', params: {} });
+    expect(parse(await second.lines.take())).to.deep.equal({ jsonrpc: '2.0', id: 2, result: { _meta: { 'acp/cursor': '2' } } });
+    expect(listener.clientCount).to.equal(1);
+  });
+
+  it('refuses a cursor no longer held, and an unknown connection, with stream/resume_failed, then closes', async () => {
+    const first = await open();
+    first.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 2 } });
+    for (let id = 2; id <= 6; id++) first.send({ jsonrpc: '2.0', id, method: '_test/echo', params: {} });
+    await first.lines.takeLines(6);
+    first.ws.terminate();
+    await first.closed;
+    const late = await open();
+    late.send({ jsonrpc: '2.0', method: 'stream/resume', params: { connectionId, cursor: '1' } });
+    const refusal = parse(await late.lines.take());
+    expect(refusal).to.deep.include({ method: 'stream/resume_failed' });
+    expect((refusal.params as { reason: string }).reason).to.match(/no longer held/);
+    expect((await late.closed).code).to.equal(1000);
+    const stranger = await open();
+    stranger.send({ jsonrpc: '2.0', method: 'stream/resume', params: { connectionId: 'nobody', cursor: '1' } });
+    expect(parse(await stranger.lines.take())).to.deep.equal({
+      jsonrpc: '2.0',
+      method: 'stream/resume_failed',
+      params: { reason: 'unknown connection' },
+    });
+    // A cursor still held resumes the same connection.
+    const good = await open();
+    good.send({ jsonrpc: '2.0', method: 'stream/resume', params: { connectionId, cursor: '5' } });
+    expect(parse(await good.lines.take())).to.deep.equal({ jsonrpc: '2.0', method: 'stream/resumed', params: { received: 6 } });
+    expect(parse(await good.lines.take())).to.deep.equal({ jsonrpc: '2.0', id: 6, result: { _meta: { 'acp/cursor': '6' } } });
+  });
+});
