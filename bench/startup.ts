@@ -2,8 +2,10 @@
  * Start-up, side by side: how long a fresh Node process takes to load each library (and bare
  * `node`), and how long a process takes from spawn to its first `initialize` answer: the
  * conformance agent alone, the conductor with it, and with one and two passthrough proxies before
- * it. Every sample is a fresh process; each round visits every configuration once, in an order
- * shuffled per round, so drift on a shared machine falls on all of them alike.
+ * it; and the floor of the same chain without the library (`bench/floor/`: a conductor, proxies and
+ * an agent of plain NDJSON lines). Every sample is a fresh process; each round visits every
+ * configuration once, in an order shuffled per round, so drift on a shared machine falls on all of
+ * them alike.
  *
  * @packageDocumentation
  */
@@ -53,8 +55,29 @@ function chainsOf(dist: string, suffix = ''): Record<string, string[]> {
   };
 }
 
+/**
+ * The chain's floor: the same four processes with no library in the conductor and the proxies
+ * (and, in the last row, none in the agent either), timed like the chains above.
+ */
+function floorChains(): Record<string, string[]> {
+  const floor = (name: string): string => join(DIST, 'bench', 'floor', `${name}.js`);
+  const rawProxy = `node ${floor('raw-proxy')}`;
+  return {
+    [`${FLOOR}raw agent alone`]: [floor('raw-agent')],
+    [`${FLOOR}raw conductor + 2 raw proxies + agent`]: [
+      floor('raw-conductor'),
+      rawProxy,
+      rawProxy,
+      `node ${join(DIST, 'examples', 'conformance-agent.js')}`,
+    ],
+    [`${FLOOR}raw conductor + 2 raw proxies + raw agent`]: [floor('raw-conductor'), rawProxy, rawProxy, `node ${floor('raw-agent')}`],
+  };
+}
+
 /** How the rows of the build given by `--startup-against` are named: `agent alone (against)`. */
 const AGAINST = ' (against)';
+/** How the floor's rows are named (their ratio is to the raw agent alone when their agent is raw). */
+const FLOOR = 'floor: ';
 
 const INITIALIZE = `${JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } })}\n`;
 
@@ -108,7 +131,7 @@ function figure(name: string, samples: number[]): StartupFigure {
  * `against` (another build's root), its chains too, in the same rounds.
  */
 export async function runStartup(rounds: number, progress: (line: string) => void, against?: string): Promise<StartupResult> {
-  const chains = { ...chainsOf(DIST), ...(against === undefined ? {} : chainsOf(join(against, 'dist'), AGAINST)) };
+  const chains = { ...chainsOf(DIST), ...(against === undefined ? {} : chainsOf(join(against, 'dist'), AGAINST)), ...floorChains() };
   const loads = new Map(Object.keys(LOADS).map((name) => [name, [] as number[]]));
   const answers = new Map(Object.keys(chains).map((name) => [name, [] as number[]]));
   for (let round = 0; round <= rounds; round++) {
@@ -128,12 +151,17 @@ export async function runStartup(rounds: number, progress: (line: string) => voi
   };
 }
 
+/** The row a first-answer row's ratio is taken to: the agent alone of its build, or the raw agent alone. */
+function referenceOf(name: string): string {
+  if (name.endsWith(AGAINST)) return `agent alone${AGAINST}`;
+  return name.startsWith(FLOOR) && name.endsWith('raw agent') ? `${FLOOR}raw agent alone` : 'agent alone';
+}
+
 /** The two Markdown tables. */
 export function formatStartup(result: StartupResult): string {
   const bare = result.load.find((row) => row.name === 'bare node')!.median;
   const vscode = result.load.find((row) => row.name.startsWith('vscode-jsonrpc'))!.median - bare;
-  const agentOf = (name: string): number =>
-    result.firstAnswer.find((row) => row.name === (name.endsWith(AGAINST) ? `agent alone${AGAINST}` : 'agent alone'))!.median;
+  const agentOf = (name: string): number => result.firstAnswer.find((row) => row.name === referenceOf(name))!.median;
   const ms = (value: number): string => value.toFixed(1);
   const load = result.load.map((row) => {
     const over = row.median - bare;
