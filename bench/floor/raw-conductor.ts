@@ -40,11 +40,11 @@ readLines(process.stdin, (message) => {
 process.stdin.on('end', () => {
   for (const child of children) child.stdin!.end();
 });
-children.forEach((child, index) =>
+for (const [index, child] of children.entries()) {
   readLines(child.stdout!, (message) => {
     if (message.method === undefined) return answer(message);
     if (message.method === 'proxy/successor' && message.id !== undefined && message.params?.method !== undefined) {
       forward(index + 1, message.params.method, message.params.params, child.stdin!, message.id);
     }
-  }),
-);
+  });
+}
