@@ -81,6 +81,22 @@ describe('start-up: what requiring acp-wire loads', function () {
     expect(loaded.filter((file) => /^dist\/lib\/(connection|requests|framing|chain\/conductor)/.test(file))).to.deep.equal([]);
   });
 
+  it('acp-wire conduct on stdio hands its early processes to the conductor: each component is spawned once', () => {
+    const bin = join(ROOT, 'dist', 'bin', 'acp-wire.js');
+    const proxy = `node ${join(ROOT, 'dist', 'examples', 'passthrough-proxy.js')}`;
+    const agent = `node ${join(ROOT, 'dist', 'examples', 'conformance-agent.js')}`;
+    const script = `const childProcess = require('node:child_process'); const { spawn } = childProcess;
+      const spawned = [];
+      childProcess.spawn = (command, args, ...rest) => (spawned.push([command, ...args].join(' ')), spawn(command, args, ...rest));
+      process.on('exit', () => require('node:fs').writeSync(2, 'SPAWNED ' + JSON.stringify(spawned) + '\\n'));
+      process.argv = [process.argv[0], ${JSON.stringify(bin)}, 'conduct', '--trace', ${JSON.stringify(proxy)}, ${JSON.stringify(agent)}];
+      require(${JSON.stringify(bin)});`;
+    const result = spawnSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8', input: '' });
+    expect(result.status).to.equal(0);
+    const line = result.stderr.split('\n').find((text) => text.startsWith('SPAWNED '));
+    expect(JSON.parse(line!.slice('SPAWNED '.length))).to.deep.equal([proxy, agent]);
+  });
+
   it('acp-wire conduct fails on a component that cannot be started as it does without spawning early', () => {
     const bin = join(ROOT, 'dist', 'bin', 'acp-wire.js');
     const agent = `node ${join(ROOT, 'dist', 'examples', 'conformance-agent.js')}`;
