@@ -13,9 +13,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Writable } from 'node:stream';
 import { type RawMessage, readLines, writeLine } from './lines';
 
+// Each child in a session of its own, as acp-wire's conductor spawns them outside Windows: where the
+// scheduler shares the processor between sessions (Linux's autogroups), both chains then get alike.
 const children: ChildProcess[] = process.argv.slice(2).map((command) => {
   const [program, ...args] = command.split(' ');
-  return spawn(program!, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+  return spawn(program!, args, { stdio: ['pipe', 'pipe', 'inherit'], detached: process.platform !== 'win32' });
 });
 let nextId = 0;
 /** Each request forwarded, by its new id: where its answer goes, under which id. */
