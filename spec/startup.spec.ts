@@ -130,6 +130,20 @@ describe('start-up: what requiring acp-wire loads', function () {
     expect(loaded.filter((file) => file.includes('@opentelemetry'))).to.deep.equal([]);
   });
 
+  it('a ProxyComponent forwarding a request loads neither node:v8, node:vm nor node:perf_hooks (the idle collector loads them when it forces a collection)', () => {
+    const builtins = inChild<string[]>(
+      `const { ProxyComponent } = require(${JSON.stringify(join(DIST, 'chain'))});
+       const { createConnectionPair } = require(${JSON.stringify(join(DIST, 'transports'))});
+       const [client, proxy] = createConnectionPair();
+       new ProxyComponent(proxy);
+       client.onRequest('proxy/successor', () => ({}));
+       client.sendRequest('proxy/initialize', { protocolVersion: 1, clientCapabilities: {} }).then(() =>
+         process.stdout.write(JSON.stringify(process.moduleLoadList)));`,
+    );
+    expect(builtins).to.include('NativeModule stream');
+    expect(builtins.filter((name) => /^NativeModule (v8|vm|perf_hooks)$/.test(name))).to.deep.equal([]);
+  });
+
   it('requiring the root index loads the connection layer and below, nothing above it', () => {
     const above = loadedBy('dist/lib/index.js').filter(
       (file) => file.startsWith('dist/lib/') && !/^dist\/lib\/(index|(jsonrpc|framing|support|connection|requests|gc)\/.*)\.js$/.test(file),

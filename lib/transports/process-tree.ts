@@ -6,8 +6,7 @@
  * @packageDocumentation
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile, readdir } from 'node:fs/promises';
-import { setTimeout as delay } from 'node:timers/promises';
+import { promises as fs } from 'node:fs';
 
 /** Whether children get a process group of their own that can be signalled as a whole (not on Windows). @internal */
 export const HAS_PROCESS_GROUPS = process.platform !== 'win32';
@@ -62,7 +61,7 @@ export class ProcessGroup {
       if (!(await this.hasLiveMembers())) return true;
       const left = deadline - Date.now();
       if (left <= 0) return false;
-      await delay(Math.min(pause, left));
+      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
       pause = Math.min(pause * 2, MAX_POLL_MS);
     }
   }
@@ -91,7 +90,7 @@ function signalOwnedGroups(): void {
 async function hasLiveMemberInProc(pgid: number): Promise<boolean> {
   let entries: string[];
   try {
-    entries = await readdir('/proc');
+    entries = await fs.readdir('/proc');
   } catch {
     return true;
   }
@@ -99,7 +98,7 @@ async function hasLiveMemberInProc(pgid: number): Promise<boolean> {
     if (!isPid(entry)) continue;
     let stat: string;
     try {
-      stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+      stat = await fs.readFile(`/proc/${entry}/stat`, 'utf8');
     } catch {
       continue; // ended while we looked
     }
