@@ -338,15 +338,15 @@ describe('Conductor', function () {
   });
 
   describe('with processes spawned already (`spawned`, as `acp-wire conduct` hands them over)', () => {
-    /** Spawns `command` early; `pids` gets its pid when the tree is taken. */
-    function spawnedEarly(command: string, pids: (number | undefined)[]): EarlyProcessTree {
+    /** Spawns `command` early; `pids[index]` gets its pid when the tree is taken. */
+    function spawnedEarly(command: string, pids: (number | undefined)[], index: number): EarlyProcessTree {
       const [program, ...args] = splitCommandLine(command);
       const tree = spawnEarly(program!, args);
       return {
         ...tree,
         take: () => {
           const taken = tree.take();
-          pids.push(taken.child.pid);
+          pids[index] = taken.child.pid;
           return taken;
         },
       };
@@ -355,20 +355,23 @@ describe('Conductor', function () {
     it('takes each process instead of spawning its command again, and routes through it', async () => {
       const client = tappedPair();
       const pids: (number | undefined)[] = [];
-      const spawned = [PASSTHROUGH_COMMAND, AGENT_COMMAND].map((command) => spawnedEarly(command, pids));
+      const spawned = [PASSTHROUGH_COMMAND, AGENT_COMMAND].map((command, index) => spawnedEarly(command, pids, index));
       const conductor = new Conductor({ client: client.right, components: [PASSTHROUGH_COMMAND, AGENT_COMMAND], spawned });
-      const answer = (await client.left.sendRequest('initialize', CLIENT_INIT)) as { protocolVersion: number };
-      expect(answer.protocolVersion).to.equal(2);
-      expect(pids).to.have.length(2);
-      expect(conductor.components.map((component) => component.child!.pid)).to.deep.equal(pids);
-      await conductor.close();
-      await client.close();
+      try {
+        const answer = (await client.left.sendRequest('initialize', CLIENT_INIT)) as { protocolVersion: number };
+        expect(answer.protocolVersion).to.equal(2);
+        expect(pids.filter((pid) => pid !== undefined)).to.have.length(2);
+        expect(conductor.components.map((component) => component.child!.pid)).to.deep.equal(pids);
+      } finally {
+        await conductor.close();
+        await client.close();
+      }
     });
 
     it('throws TypeError for a process that is not the command its component names, taking nothing', async () => {
       const client = tappedPair();
       const pids: (number | undefined)[] = [];
-      const spawned = [spawnedEarly(PASSTHROUGH_COMMAND, pids)];
+      const spawned = [spawnedEarly(PASSTHROUGH_COMMAND, pids, 0)];
       expect(() => new Conductor({ client: client.right, components: [AGENT_COMMAND], spawned })).to.throw(
         TypeError,
         'the process spawned for component 0 is not the one it names',
