@@ -107,13 +107,19 @@ export function resolveSource(source: ComponentSource): ComponentSource {
 }
 
 /**
- * Checks that a process spawned already is the one `resolved` (a {@link resolveSource} result) would start: the same program and
- * arguments, with this process's directory and environment and stderr passed through.
+ * Checks that a process spawned already is the one `resolved` (a {@link resolveSource} result)
+ * would start: the same program and arguments, with this process's directory and environment and
+ * stderr passed through.
  *
  * @throws TypeError if it is not
  * @internal
  */
-export function checkSpawned(resolved: ComponentSource, spawned: EarlyProcessTree | undefined, stderr: string, index: number): void {
+export function checkSpawned(
+  resolved: ComponentSource,
+  spawned: EarlyProcessTree | undefined,
+  stderr: StartOptions['stderr'],
+  index: number,
+): void {
   if (spawned === undefined) return;
   const isSame =
     typeof resolved === 'object' &&

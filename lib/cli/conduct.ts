@@ -228,7 +228,8 @@ class ChainRunner {
     readonly logger: (name: string) => Logger,
     early: EarlyComponents | undefined,
   ) {
-    // Spawned for these very command lines, or not used (and discarded by the program).
+    // Used only if spawned for these very command lines, one per component (`--mcp-bridge` would
+    // add one before the agent); otherwise the program discards them.
     const isSame =
       early !== undefined &&
       early.commands.length === args.commands.length &&
