@@ -2,12 +2,15 @@
  * Start-up, side by side: how long a fresh Node process takes to load each library (and bare
  * `node`), and how long a process takes from spawn to its first `initialize` answer: the
  * conformance agent alone, the conductor with it, and with one and two passthrough proxies before
- * it. Every sample is a fresh process; each round visits every configuration once, in an order
- * shuffled per round, so drift on a shared machine falls on all of them alike.
+ * it; and the floor of the same chain without the library (`bench/floor/`: a conductor, proxies and
+ * an agent of plain NDJSON lines). Every sample is a fresh process; each round visits every
+ * configuration once, in an order shuffled per round, so drift on a shared machine falls on all of
+ * them alike.
  *
  * @packageDocumentation
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
@@ -23,10 +26,17 @@ export interface StartupFigure {
   max: number;
 }
 
-/** Both start-up tables. */
+/** A first-answer row: its samples, and the median of its ratios to its reference, pair by pair. */
+export interface FirstAnswerFigure extends StartupFigure {
+  /** `undefined` for a reference row (the agent alone, the raw agent alone). */
+  pairedRatio: number | undefined;
+}
+
+/** Both start-up tables, and the 1-minute load average over the rounds. */
 export interface StartupResult {
   load: StartupFigure[];
-  firstAnswer: StartupFigure[];
+  firstAnswer: FirstAnswerFigure[];
+  loadAverage: { min: number; max: number };
 }
 
 /** What `node -e` runs to load each library (the time is the whole process, spawn to exit). */
@@ -53,8 +63,36 @@ function chainsOf(dist: string, suffix = ''): Record<string, string[]> {
   };
 }
 
+/**
+ * The chain's floor: the same four processes with no library in the conductor and the proxies
+ * (and, in the last row, none in the agent either), timed like the chains above.
+ */
+function floorChains(): Record<string, string[]> {
+  const floor = (name: string): string => join(DIST, 'bench', 'floor', `${name}.js`);
+  const rawProxy = `node ${floor('raw-proxy')}`;
+  return {
+    [`${FLOOR}raw agent alone`]: [floor('raw-agent')],
+    [`${FLOOR}raw conductor + 2 raw proxies + agent`]: [
+      floor('raw-conductor'),
+      rawProxy,
+      rawProxy,
+      `node ${join(DIST, 'examples', 'conformance-agent.js')}`,
+    ],
+    [`${FLOOR}raw conductor + 2 raw proxies + raw agent${VS_RAW_AGENT}`]: [
+      floor('raw-conductor'),
+      rawProxy,
+      rawProxy,
+      `node ${floor('raw-agent')}`,
+    ],
+  };
+}
+
 /** How the rows of the build given by `--startup-against` are named: `agent alone (against)`. */
 const AGAINST = ' (against)';
+/** How the floor's rows are named. */
+const FLOOR = 'floor: ';
+/** The end of the name of a row whose ratio is to the raw agent alone (not to the agent alone). */
+const VS_RAW_AGENT = ' (vs raw agent alone)';
 
 const INITIALIZE = `${JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } })}\n`;
 
@@ -96,53 +134,72 @@ function shuffled<T>(items: readonly T[]): T[] {
   return copy;
 }
 
-function figure(name: string, samples: number[]): StartupFigure {
-  const sorted = [...samples].sort((a, b) => a - b);
+function median(values: readonly number[]): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
-  const median = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-  return { name, samples, median, min: sorted[0]!, max: sorted[sorted.length - 1]! };
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function figure(name: string, samples: number[]): StartupFigure {
+  return { name, samples, median: median(samples)!, min: Math.min(...samples), max: Math.max(...samples) };
 }
 
 /**
  * Runs `rounds` rounds of both start-up measurements (one discarded warm-up round first); with
- * `against` (another build's root), its chains too, in the same rounds.
+ * `against` (another build's root), its chains too, in the same rounds. Each chain is timed right
+ * next to its reference (the agent alone of its build, or the raw agent alone), in a random order
+ * within the pair, so that its ratio is taken pair by pair while the machine's load drifts.
  */
 export async function runStartup(rounds: number, progress: (line: string) => void, against?: string): Promise<StartupResult> {
-  const chains = { ...chainsOf(DIST), ...(against === undefined ? {} : chainsOf(join(against, 'dist'), AGAINST)) };
+  const chains = { ...chainsOf(DIST), ...(against === undefined ? {} : chainsOf(join(against, 'dist'), AGAINST)), ...floorChains() };
   const loads = new Map(Object.keys(LOADS).map((name) => [name, [] as number[]]));
   const answers = new Map(Object.keys(chains).map((name) => [name, [] as number[]]));
+  const ratios = new Map(Object.keys(chains).map((name) => [name, [] as number[]]));
+  const loadAverages: number[] = [];
   for (let round = 0; round <= rounds; round++) {
     progress(`start-up: round ${round}/${rounds}${round === 0 ? ' (warm-up)' : ''}`);
+    if (round > 0) loadAverages.push(loadavg()[0]!);
     for (const name of shuffled([...loads.keys()])) {
       const ms = timeLoad(LOADS[name]!);
       if (round > 0) loads.get(name)!.push(ms);
     }
-    for (const name of shuffled([...answers.keys()])) {
-      const ms = await timeFirstAnswer(chains[name]!);
-      if (round > 0) answers.get(name)!.push(ms);
+    for (const name of shuffled(Object.keys(chains).filter((row) => referenceOf(row) !== row))) {
+      const pair = shuffled([name, referenceOf(name)]);
+      const times = new Map<string, number>();
+      for (const row of pair) times.set(row, await timeFirstAnswer(chains[row]!));
+      if (round === 0) continue;
+      for (const [row, ms] of times) answers.get(row)!.push(ms);
+      ratios.get(name)!.push(times.get(name)! / times.get(referenceOf(name))!);
     }
   }
   return {
     load: [...loads].map(([name, samples]) => figure(name, samples)),
-    firstAnswer: [...answers].map(([name, samples]) => figure(name, samples)),
+    firstAnswer: [...answers].map(([name, samples]) => ({ ...figure(name, samples), pairedRatio: median(ratios.get(name)!) })),
+    loadAverage: { min: Math.min(...loadAverages), max: Math.max(...loadAverages) },
   };
+}
+
+/** The row a first-answer row's ratio is taken to: the agent alone of its build, or the raw agent alone. */
+function referenceOf(name: string): string {
+  if (name.endsWith(AGAINST)) return `agent alone${AGAINST}`;
+  return name.endsWith(VS_RAW_AGENT) ? `${FLOOR}raw agent alone` : 'agent alone';
 }
 
 /** The two Markdown tables. */
 export function formatStartup(result: StartupResult): string {
   const bare = result.load.find((row) => row.name === 'bare node')!.median;
   const vscode = result.load.find((row) => row.name.startsWith('vscode-jsonrpc'))!.median - bare;
-  const agentOf = (name: string): number =>
-    result.firstAnswer.find((row) => row.name === (name.endsWith(AGAINST) ? `agent alone${AGAINST}` : 'agent alone'))!.median;
   const ms = (value: number): string => value.toFixed(1);
   const load = result.load.map((row) => {
     const over = row.median - bare;
     const ratio = row.name === 'bare node' ? '' : `${(over / vscode).toFixed(2)}×`;
     return `| ${row.name} | ${ms(row.median)} | ${ms(row.min)}–${ms(row.max)} | ${row.name === 'bare node' ? '' : ms(over)} | ${ratio} |`;
   });
-  const answers = result.firstAnswer.map(
-    (row) => `| ${row.name} | ${ms(row.median)} | ${ms(row.min)}–${ms(row.max)} | ${(row.median / agentOf(row.name)).toFixed(2)}× |`,
-  );
+  const answers = result.firstAnswer.map((row) => {
+    const ratio = row.pairedRatio === undefined ? '1.00×' : `${row.pairedRatio.toFixed(2)}×`;
+    return `| ${row.name} | ${ms(row.median)} | ${ms(row.min)}–${ms(row.max)} | ${ratio} |`;
+  });
   const samples = result.load[0]?.samples.length ?? 0;
   return [
     `### Start-up: module load (a fresh process per sample, ${samples} interleaved rounds; ms from spawn to exit)`,
@@ -151,9 +208,9 @@ export function formatStartup(result: StartupResult): string {
     '|---|---:|---:|---:|---:|',
     ...load,
     '',
-    `### Start-up: spawn to the first \`initialize\` answer (${samples} interleaved rounds; ms)`,
+    `### Start-up: spawn to the first \`initialize\` answer (${samples} interleaved rounds, load average ${result.loadAverage.min.toFixed(1)}–${result.loadAverage.max.toFixed(1)}; ms)`,
     '',
-    '| processes | median | range | vs agent alone |',
+    '| processes | median | range | vs agent alone (median of paired ratios) |',
     '|---|---:|---:|---:|',
     ...answers,
   ].join('\n');

@@ -9,10 +9,11 @@ import { spawnConductComponentsEarly } from '../lib/cli/early-spawn';
 import type * as MainModule from '../lib/cli/main';
 
 const argv = process.argv.slice(2);
-// A chain's components start first, while the rest of the command line loads.
-spawnConductComponentsEarly(argv);
+// A chain's components start first, while the rest of the command line loads; `conduct` takes them.
+const early = spawnConductComponentsEarly(argv);
 const { runCli } = require('../lib/cli/main') as typeof MainModule;
 
-void runCli(argv).then((code) => {
+void runCli(argv, undefined, { early }).then(async (code) => {
+  await early?.discard();
   process.exitCode = code;
 });

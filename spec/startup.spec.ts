@@ -81,6 +81,22 @@ describe('start-up: what requiring acp-wire loads', function () {
     expect(loaded.filter((file) => /^dist\/lib\/(connection|requests|framing|chain\/conductor)/.test(file))).to.deep.equal([]);
   });
 
+  it('acp-wire conduct on stdio hands its early processes to the conductor: each component is spawned once', () => {
+    const bin = join(ROOT, 'dist', 'bin', 'acp-wire.js');
+    const proxy = `node ${join(ROOT, 'dist', 'examples', 'passthrough-proxy.js')}`;
+    const agent = `node ${join(ROOT, 'dist', 'examples', 'conformance-agent.js')}`;
+    const script = `const childProcess = require('node:child_process'); const { spawn } = childProcess;
+      const spawned = [];
+      childProcess.spawn = (command, args, ...rest) => (spawned.push([command, ...args].join(' ')), spawn(command, args, ...rest));
+      process.on('exit', () => require('node:fs').writeSync(2, 'SPAWNED ' + JSON.stringify(spawned) + '\\n'));
+      process.argv = [process.argv[0], ${JSON.stringify(bin)}, 'conduct', '--trace', ${JSON.stringify(proxy)}, ${JSON.stringify(agent)}];
+      require(${JSON.stringify(bin)});`;
+    const result = spawnSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8', input: '' });
+    expect(result.status).to.equal(0);
+    const line = result.stderr.split('\n').find((text) => text.startsWith('SPAWNED '));
+    expect(JSON.parse(line!.slice('SPAWNED '.length))).to.deep.equal([proxy, agent]);
+  });
+
   it('acp-wire conduct fails on a component that cannot be started as it does without spawning early', () => {
     const bin = join(ROOT, 'dist', 'bin', 'acp-wire.js');
     const agent = `node ${join(ROOT, 'dist', 'examples', 'conformance-agent.js')}`;
@@ -112,6 +128,20 @@ describe('start-up: what requiring acp-wire loads', function () {
     );
     expect(loaded.some((file) => file.includes('trace/otel.js'))).to.equal(true);
     expect(loaded.filter((file) => file.includes('@opentelemetry'))).to.deep.equal([]);
+  });
+
+  it('a ProxyComponent forwarding a request loads neither node:v8, node:vm nor node:perf_hooks (the idle collector loads them when it forces a collection)', () => {
+    const builtins = inChild<string[]>(
+      `const { ProxyComponent } = require(${JSON.stringify(join(DIST, 'chain'))});
+       const { createConnectionPair } = require(${JSON.stringify(join(DIST, 'transports'))});
+       const [client, proxy] = createConnectionPair();
+       new ProxyComponent(proxy);
+       client.onRequest('proxy/successor', () => ({}));
+       client.sendRequest('proxy/initialize', { protocolVersion: 1, clientCapabilities: {} }).then(() =>
+         process.stdout.write(JSON.stringify(process.moduleLoadList)));`,
+    );
+    expect(builtins).to.include('NativeModule stream');
+    expect(builtins.filter((name) => /^NativeModule (v8|vm|perf_hooks)$/.test(name))).to.deep.equal([]);
   });
 
   it('requiring the root index loads the connection layer and below, nothing above it', () => {

@@ -7,7 +7,8 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Connection } from '../connection/connection';
 import type { Logger } from '../support/logger';
-import { spawnConnection, type ChildConnection, type ChildExit } from '../transports/child-process';
+import { checkKillTimeout, connectProcessTree, spawnConnection, type ChildConnection, type ChildExit } from '../transports/child-process';
+import type { EarlyProcessTree } from '../transports/process-tree';
 import { splitCommandLine } from './command-line';
 
 /**
@@ -67,6 +68,8 @@ export interface StartOptions {
   logger: ((name: string) => Logger) | undefined;
   stderr: 'inherit' | 'pipe' | 'ignore';
   killTimeoutMs: number | undefined;
+  /** The component's process, spawned already (checked by {@link checkSpawned}): taken, not spawned again. */
+  spawned?: EarlyProcessTree | undefined;
 }
 
 /** A started component and how to stop it. @internal */
@@ -103,7 +106,33 @@ export function resolveSource(source: ComponentSource): ComponentSource {
   return source;
 }
 
-/** Starts one component (spawning its process, if it is a command). @internal */
+/**
+ * Checks that a process spawned already is the one `resolved` (a {@link resolveSource} result)
+ * would start: the same program and arguments, with this process's directory and environment and
+ * stderr passed through.
+ *
+ * @throws TypeError if it is not
+ * @internal
+ */
+export function checkSpawned(
+  resolved: ComponentSource,
+  spawned: EarlyProcessTree | undefined,
+  stderr: StartOptions['stderr'],
+  index: number,
+): void {
+  if (spawned === undefined) return;
+  const isSame =
+    typeof resolved === 'object' &&
+    'command' in resolved &&
+    resolved.command === spawned.command &&
+    JSON.stringify(resolved.args ?? []) === JSON.stringify(spawned.args) &&
+    resolved.cwd === undefined &&
+    resolved.env === undefined &&
+    stderr === 'inherit';
+  if (!isSame) throw new TypeError(`the process spawned for component ${index} is not the one it names`);
+}
+
+/** Starts one component (spawning its process, if it is a command, unless it was spawned already). @internal */
 export function startComponent(source: ComponentSource, description: string, options: StartOptions): StartedComponent {
   const resolved = resolveSource(source);
   const name = (typeof resolved === 'object' && resolved.name) || defaultComponentName(options.index, options.role);
@@ -118,14 +147,16 @@ export function startComponent(source: ComponentSource, description: string, opt
     return { ...base, connection, child: undefined, exited, close: async () => void (await connection.close()) };
   }
   const spec = resolved as Exclude<ComponentSource, string | { connection: Connection }>;
-  const spawned = spawnConnection(spec.command, spec.args ?? [], {
-    cwd: spec.cwd,
-    env: spec.env,
-    stderr: options.stderr,
-    killTimeoutMs: options.killTimeoutMs,
-    name,
-    ...(logger ? { logger } : {}),
-  });
+  const connectionOptions = { name, ...(logger ? { logger } : {}) };
+  const spawned = options.spawned
+    ? connectProcessTree(options.spawned.take(), checkKillTimeout(options.killTimeoutMs), connectionOptions)
+    : spawnConnection(spec.command, spec.args ?? [], {
+        cwd: spec.cwd,
+        env: spec.env,
+        stderr: options.stderr,
+        killTimeoutMs: options.killTimeoutMs,
+        ...connectionOptions,
+      });
   const close = (): Promise<ChildExit> => closeWithin(spawned, lastResortKillMs(options.killTimeoutMs));
   return { ...base, connection: spawned.connection, child: spawned.child, exited: spawned.exited, close };
 }

@@ -19,7 +19,9 @@ import { relayBackpressure } from '../connection/relay';
 import type { Responder } from '../requests/responder';
 import { startConductorTrace, type ConductorTrace, type ConductorTraceOptions } from './conductor-trace';
 import type { ChildExit } from '../transports/child-process';
+import type { EarlyProcessTree } from '../transports/process-tree';
 import {
+  checkSpawned,
   describeExit,
   resolveSource,
   startComponent,
@@ -64,6 +66,13 @@ export interface ConductorOptions extends ConductorTraceOptions {
    * (a permission prompt waits for a person) have none. Default `undefined` or `0`: no deadline.
    */
   requestTimeoutMs?: number;
+  /**
+   * Processes spawned already for components given as commands, by index (`acp-wire conduct`
+   * starts them before it loads the library): each is taken instead of spawning its command
+   * again. Each must be of that command and its arguments, with this process's directory and
+   * environment and `stderr: 'inherit'`. @internal
+   */
+  spawned?: readonly (EarlyProcessTree | undefined)[];
 }
 
 /** Why and how a chain ended. */
@@ -163,7 +172,9 @@ export class Conductor {
     if (!(typeof lingerMs === 'number' && lingerMs >= 0 && lingerMs < 2 ** 31)) {
       throw new RangeError('notStartedLingerMs must be a non-negative number of milliseconds');
     }
-    components.forEach(resolveSource);
+    for (const [index, source] of components.entries()) {
+      checkSpawned(resolveSource(source), options.spawned?.[index], options.stderr ?? 'inherit', index);
+    }
     this.#requestTimeoutMs = checkRequestTimeout(options.requestTimeoutMs);
     this.#client = client;
     const trace = (this.#trace = startConductorTrace(options));
@@ -176,6 +187,7 @@ export class Conductor {
         logger: trace ? trace.loggerFor(index, role(index), options.logger) : options.logger,
         stderr: options.stderr ?? 'inherit',
         killTimeoutMs: options.killTimeoutMs,
+        spawned: options.spawned?.[index],
       }),
     );
     // A spawn that failed has no pid at once; its 'error' (with the cause) follows in a tick.

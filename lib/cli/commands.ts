@@ -23,7 +23,7 @@ function onDemand(name: string, load: () => Subcommand): Subcommand {
     get help() {
       return load().help;
     },
-    run: (argv) => load().run(argv),
+    run: (argv, context) => load().run(argv, context),
   };
 }
 

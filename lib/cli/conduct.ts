@@ -7,7 +7,7 @@
  */
 import { splitCommandLine } from '../chain/command-line';
 import type { ComponentSource } from '../chain/chain-component';
-import { Conductor, type ConductorOutcome } from '../chain/conductor';
+import { Conductor, type ConductorOptions, type ConductorOutcome } from '../chain/conductor';
 import type * as ListenerModule from '../chain/conductor-listener';
 import { DEFAULT_CHAIN_IDLE_TIMEOUT_MS, DEFAULT_MAX_CHAINS } from '../chain/listener-defaults';
 import { ComponentConnectionError, closeUrlComponents, connectUrlComponents } from '../chain/url-components';
@@ -34,6 +34,7 @@ import { EXIT_DRAIN_CUT, drainClients } from './drain';
 import type * as RemoteConductModule from './remote-conduct';
 import type { ListenAddress } from './remote-conduct';
 import { STOP_SIGNALS, watchStopSignals, type StopSignal, type StoppableProcess } from './shutdown';
+import type { EarlyComponents } from './early-spawn';
 import { report, type Subcommand } from './subcommand';
 import type * as TraceCommandModule from './trace';
 
@@ -236,11 +237,29 @@ function processesOf(chains: Iterable<Conductor>): StoppableProcess[] {
 class ChainRunner {
   readonly chains = new Set<Conductor>();
   readonly #aborter = new AbortController();
+  /** The components the program spawned already, until the chain takes them. */
+  #early: EarlyComponents | undefined;
 
   constructor(
     readonly args: ConductArgs,
     readonly logger: (name: string) => Logger,
-  ) {}
+    early: EarlyComponents | undefined,
+  ) {
+    // Used only if spawned for these very command lines, one per component (`--mcp-bridge` would
+    // add one before the agent); otherwise the program discards them.
+    const isSame =
+      early !== undefined &&
+      early.commands.length === args.commands.length &&
+      early.commands.every((command, i) => command === args.commands[i]);
+    this.#early = isSame && !args.mcpBridge ? early : undefined;
+  }
+
+  /** The processes spawned already for the chain's components, by index; taken once. */
+  #takeEarly(): ConductorOptions['spawned'] {
+    const trees = this.#early?.trees;
+    this.#early = undefined;
+    return trees;
+  }
 
   /** Options of the URL components: `ACP_WIRE_TOKEN`, and aborted by {@link ChainRunner.abort}. */
   get urlOptions(): { token: string | undefined; signal: AbortSignal } {
@@ -286,6 +305,7 @@ class ChainRunner {
         logger,
         killTimeoutMs: args.killTimeoutMs,
         requestTimeoutMs: args.requestTimeoutMs,
+        spawned: this.#takeEarly(),
         ...trace,
       });
     } catch (error) {
@@ -417,9 +437,9 @@ export const conduct: Subcommand = {
   name: NAME,
   summary: 'run an ACP proxy chain: for a client on stdio, or one per client (--tcp, --listen)',
   help: HELP,
-  async run(argv) {
+  async run(argv, context = {}) {
     const args = parseConductArgs(argv);
-    const runner = new ChainRunner(args, loggerFactory(args.trace));
+    const runner = new ChainRunner(args, loggerFactory(args.trace), context.early);
     return args.listen || args.tcpPort !== undefined ? conductOnServer(runner) : conductOnStdio(runner);
   },
 };

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { CommandLineError } from '../chain/command-line';
 import { UsageError, wantsHelp } from './arguments';
 import { COMMANDS } from './commands';
-import { describeSystemError, isSystemError, report, type Subcommand } from './subcommand';
+import { describeSystemError, isSystemError, report, type CliContext, type Subcommand } from './subcommand';
 
 function topHelp(commands: readonly Subcommand[]): string {
   const width = Math.max(...commands.map((command) => command.name.length));
@@ -42,8 +42,13 @@ export function packageVersion(): string {
  * the problem), or what the subcommand returns. Never rejects.
  *
  * @param commands - the subcommand table (default: every `acp-wire` subcommand)
+ * @param context - what the program started before loading this (handed to the subcommand)
  */
-export async function runCli(argv: readonly string[], commands: readonly Subcommand[] = COMMANDS): Promise<number> {
+export async function runCli(
+  argv: readonly string[],
+  commands: readonly Subcommand[] = COMMANDS,
+  context: CliContext = {},
+): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined) return usageFailure(undefined, new UsageError('no command given'));
   if (name === '--help' || name === '-h' || name === 'help') {
@@ -69,7 +74,7 @@ export async function runCli(argv: readonly string[], commands: readonly Subcomm
     return 0;
   }
   try {
-    return await command.run(rest);
+    return await command.run(rest, context);
   } catch (error) {
     if (error instanceof UsageError || error instanceof CommandLineError) return usageFailure(command.name, error);
     report(command.name, isSystemError(error) ? describeSystemError(error) : String((error as Error)?.stack ?? error));

@@ -4,6 +4,13 @@
  * @packageDocumentation
  */
 import { getSystemErrorMap } from 'node:util';
+import type { EarlyComponents } from './early-spawn';
+
+/** What the `acp-wire` program hands a subcommand besides its arguments. */
+export interface CliContext {
+  /** `conduct`'s components, spawned before the rest of the command line was loaded. */
+  readonly early?: EarlyComponents | undefined;
+}
 
 /**
  * One `acp-wire <name> …` subcommand. The table of subcommands is in `lib/cli/commands.ts`; the
@@ -18,12 +25,13 @@ export interface Subcommand {
   /** The whole `acp-wire <name> --help` text (starts with a `usage:` line). */
   readonly help: string;
   /**
-   * Runs with the arguments that follow the name; resolves with the exit code.
+   * Runs with the arguments that follow the name; resolves with the exit code. `context` holds
+   * what the program started before it loaded the subcommand (nothing, unless it is `conduct`).
    *
    * @throws UsageError for bad usage (nothing was started); an operating-system error (with `code`
    * and `syscall`, e.g. EADDRINUSE from `listen`) is reported as one line
    */
-  run(argv: readonly string[]): Promise<number>;
+  run(argv: readonly string[], context?: CliContext): Promise<number>;
 }
 
 /** Writes one line on stderr, prefixed `acp-wire <command>: ` (or `acp-wire: `). */

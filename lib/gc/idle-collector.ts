@@ -3,9 +3,13 @@
  *
  * @packageDocumentation
  */
-import { performance } from 'node:perf_hooks';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
+import type * as V8Module from 'node:v8';
+import type * as VmModule from 'node:vm';
+
+// `node:v8` and `node:vm` are loaded when a collection is first forced, and the global
+// `performance` read when one is first scheduled: every process with a connection loads this
+// module, most never force a collection, and Node compiles those modules (and perf_hooks) on
+// first load.
 
 /** Options of {@link configureIdleCollection}. */
 export interface IdleCollectionOptions {
@@ -192,6 +196,6 @@ function forceCollection(): void {
 function resolveGc(): () => void {
   const existing = (globalThis as { gc?: () => void }).gc;
   if (typeof existing === 'function') return existing;
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
+  (require('node:v8') as typeof V8Module).setFlagsFromString('--expose-gc');
+  return (require('node:vm') as typeof VmModule).runInNewContext('gc') as () => void;
 }

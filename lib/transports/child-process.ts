@@ -73,7 +73,14 @@ export interface ChildConnection {
  */
 export function spawnConnection(command: string, args: readonly string[] = [], options: SpawnConnectionOptions = {}): ChildConnection {
   const killTimeout = checkKillTimeout(options.killTimeoutMs);
-  const tree = spawnProcessTree(command, args, options);
+  return connectProcessTree(spawnProcessTree(command, args, options), killTimeout, options);
+}
+
+/**
+ * {@link spawnConnection} for a process tree spawned already (`spawnEarly`): the connection over
+ * its stdio, and how to close it. `killTimeout` is checked by the caller. @internal
+ */
+export function connectProcessTree(tree: ProcessTree, killTimeout: number, options: ConnectionOptions = {}): ChildConnection {
   const { child, exited } = tree;
   const connection = new Connection(child.stdout!, child.stdin!, options);
   child.once('error', (error) => void closeConnection(connection, 'peer exited', error));

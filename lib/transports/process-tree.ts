@@ -6,8 +6,7 @@
  * @packageDocumentation
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile, readdir } from 'node:fs/promises';
-import { setTimeout as delay } from 'node:timers/promises';
+import { promises as fs } from 'node:fs';
 
 /** Whether children get a process group of their own that can be signalled as a whole (not on Windows). @internal */
 export const HAS_PROCESS_GROUPS = process.platform !== 'win32';
@@ -62,7 +61,7 @@ export class ProcessGroup {
       if (!(await this.hasLiveMembers())) return true;
       const left = deadline - Date.now();
       if (left <= 0) return false;
-      await delay(Math.min(pause, left));
+      await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
       pause = Math.min(pause * 2, MAX_POLL_MS);
     }
   }
@@ -91,7 +90,7 @@ function signalOwnedGroups(): void {
 async function hasLiveMemberInProc(pgid: number): Promise<boolean> {
   let entries: string[];
   try {
-    entries = await readdir('/proc');
+    entries = await fs.readdir('/proc');
   } catch {
     return true;
   }
@@ -99,7 +98,7 @@ async function hasLiveMemberInProc(pgid: number): Promise<boolean> {
     if (!isPid(entry)) continue;
     let stat: string;
     try {
-      stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+      stat = await fs.readFile(`/proc/${entry}/stat`, 'utf8');
     } catch {
       continue; // ended while we looked
     }
@@ -151,47 +150,62 @@ export interface ProcessTreeOptions {
  * own outside Windows, so that {@link ProcessTree.end} ends everything it starts. @internal
  */
 export function spawnProcessTree(command: string, args: readonly string[], options: ProcessTreeOptions = {}): ProcessTree {
-  const isDefault = options.cwd === undefined && options.env === undefined && (options.stderr ?? 'inherit') === 'inherit';
-  const early = isDefault ? earlyTrees.findIndex((tree) => tree.key === treeKey(command, args)) : -1;
-  if (early !== -1) return earlyTrees.splice(early, 1)[0]!.take();
-  return startTree(command, args, options);
-}
-
-/** Trees spawned by {@link spawnEarly}, not yet taken by {@link spawnProcessTree}. */
-const earlyTrees: { key: string; take: () => ProcessTree }[] = [];
-
-const treeKey = (command: string, args: readonly string[]): string => JSON.stringify([command, ...args]);
-
-/**
- * Spawns `command` now, with the default options (this process's directory and environment,
- * stderr passed through), for the next {@link spawnProcessTree} call with the same command,
- * arguments and default options to take instead of spawning it again. For a program that knows
- * what it will spawn before it has loaded what talks to the child (`acp-wire conduct`): the child
- * starts while the program loads. @internal
- */
-export function spawnEarly(command: string, args: readonly string[]): void {
-  const tree = startTree(command, args, {});
-  // A spawn that fails emits 'error' on the next tick, before the tree is taken: the error is kept
-  // and emitted again once it is, for the listeners of the taker, as if it had spawned the child.
-  let failure: Error | undefined;
-  const keep = (error: Error): void => void (failure = error);
-  tree.child.once('error', keep);
-  const take = (): ProcessTree => {
-    tree.child.off('error', keep);
-    const { child } = tree;
-    if (failure) process.nextTick(() => child.listenerCount('error') > 0 && child.emit('error', failure));
-    return tree;
-  };
-  earlyTrees.push({ key: treeKey(command, args), take });
-}
-
-function startTree(command: string, args: readonly string[], options: ProcessTreeOptions): ProcessTree {
   const child = spawn(command, args, {
     cwd: options.cwd,
     env: options.env,
     stdio: ['pipe', 'pipe', options.stderr ?? 'inherit'],
     detached: HAS_PROCESS_GROUPS,
   });
+  return treeOf(child);
+}
+
+/**
+ * A process tree spawned before what talks to it is loaded ({@link spawnEarly}), with the default
+ * options: this process's directory and environment, stderr passed through. @internal
+ */
+export interface EarlyProcessTree {
+  /** The program spawned. */
+  readonly command: string;
+  /** Its arguments. */
+  readonly args: readonly string[];
+  /** Hands the tree over, once: a spawn that failed emits its `'error'` again for the taker's listeners. */
+  take(): ProcessTree;
+  /** Ends a tree nobody took (its stdin, then {@link ProcessTree.end}); nothing once it is taken. */
+  discard(killTimeoutMs: number): Promise<void>;
+}
+
+/**
+ * Spawns `command` now, with the default options, for a caller that knows what it will run before
+ * it has loaded what talks to the child (`acp-wire conduct`): the child starts while the caller
+ * loads, and the caller hands the tree to whatever connects to it (a conductor's `spawned`). @internal
+ */
+export function spawnEarly(command: string, args: readonly string[]): EarlyProcessTree {
+  const tree = spawnProcessTree(command, args);
+  // A spawn that fails emits 'error' on the next tick, before the tree is taken: the error is kept
+  // and emitted again once it is, for the listeners of the taker, as if it had spawned the child.
+  let failure: Error | undefined;
+  const keep = (error: Error): void => void (failure = error);
+  tree.child.once('error', keep);
+  let isTaken = false;
+  const take = (): ProcessTree => {
+    if (isTaken) throw new Error(`the early process of ${command} was taken already`);
+    isTaken = true;
+    tree.child.off('error', keep);
+    const { child } = tree;
+    if (failure) process.nextTick(() => child.listenerCount('error') > 0 && child.emit('error', failure));
+    return tree;
+  };
+  const discard = async (killTimeoutMs: number): Promise<void> => {
+    if (isTaken) return;
+    isTaken = true;
+    tree.child.stdin?.end();
+    await tree.end(killTimeoutMs);
+  };
+  return { command, args, take, discard };
+}
+
+/** The tree of a child just spawned: its group, its exit, and how to end it. */
+function treeOf(child: ChildProcess): ProcessTree {
   const group = HAS_PROCESS_GROUPS && child.pid !== undefined ? new ProcessGroup(child.pid) : undefined;
   const exited = new Promise<ChildExit>((resolve) => {
     child.once('error', (error) => {

@@ -4,7 +4,8 @@
  * build it when the compiled peers are missing or stale).
  */
 import { expect } from 'chai';
-import { CommandLineError, Conductor, RpcError, connectTcp, type Responder } from '../../lib';
+import { CommandLineError, Conductor, RpcError, connectTcp, splitCommandLine, type Responder } from '../../lib';
+import { spawnEarly, type EarlyProcessTree } from '../../lib/transports/process-tree';
 import {
   AGENT_COMMAND,
   matrixProxyCommand,
@@ -333,6 +334,51 @@ describe('Conductor', function () {
         { code: 0, signal: null },
       ]);
       expect(conductor.components.every((component) => component.connection.isClosed)).to.equal(true);
+    });
+  });
+
+  describe('with processes spawned already (`spawned`, as `acp-wire conduct` hands them over)', () => {
+    /** Spawns `command` early; `pids[index]` gets its pid when the tree is taken. */
+    function spawnedEarly(command: string, pids: (number | undefined)[], index: number): EarlyProcessTree {
+      const [program, ...args] = splitCommandLine(command);
+      const tree = spawnEarly(program!, args);
+      return {
+        ...tree,
+        take: () => {
+          const taken = tree.take();
+          pids[index] = taken.child.pid;
+          return taken;
+        },
+      };
+    }
+
+    it('takes each process instead of spawning its command again, and routes through it', async () => {
+      const client = tappedPair();
+      const pids: (number | undefined)[] = [];
+      const spawned = [PASSTHROUGH_COMMAND, AGENT_COMMAND].map((command, index) => spawnedEarly(command, pids, index));
+      const conductor = new Conductor({ client: client.right, components: [PASSTHROUGH_COMMAND, AGENT_COMMAND], spawned });
+      try {
+        const answer = (await client.left.sendRequest('initialize', CLIENT_INIT)) as { protocolVersion: number };
+        expect(answer.protocolVersion).to.equal(2);
+        expect(pids.filter((pid) => pid !== undefined)).to.have.length(2);
+        expect(conductor.components.map((component) => component.child!.pid)).to.deep.equal(pids);
+      } finally {
+        await conductor.close();
+        await client.close();
+      }
+    });
+
+    it('throws TypeError for a process that is not the command its component names, taking nothing', async () => {
+      const client = tappedPair();
+      const pids: (number | undefined)[] = [];
+      const spawned = [spawnedEarly(PASSTHROUGH_COMMAND, pids, 0)];
+      expect(() => new Conductor({ client: client.right, components: [AGENT_COMMAND], spawned })).to.throw(
+        TypeError,
+        'the process spawned for component 0 is not the one it names',
+      );
+      expect(pids).to.deep.equal([]);
+      await spawned[0]!.discard(2000);
+      await client.close();
     });
   });
 
