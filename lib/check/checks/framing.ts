@@ -19,7 +19,7 @@ const crlf: Check = {
   async run(context) {
     const agent = await context.agent();
     const sent = agent.request(UNKNOWN_METHOD, { text: 'line ended by \\r\\n' }, undefined, '\r\n');
-    const answer = await agent.answer(sent, context.settings.timeoutMs);
+    const answer = await agent.nextLine((line) => sent.answers.includes(line) || agent.strays.includes(line), context.settings.timeoutMs);
     if (!answer) return fail(`no answer within ${context.settings.timeoutMs} ms to a request ended by CRLF${stateOf(agent)}`);
     if (errorCodeOf(answer) === ErrorCode.ParseError) return fail(`a request ended by CRLF was answered as a parse error: ${shortText(answer.text)}`);
     return pass();
