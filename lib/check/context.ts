@@ -149,7 +149,10 @@ export class CheckContext {
    */
   async expectServing(agent: AgentProcess, after: string): Promise<void> {
     const line = await agent.call(UNKNOWN_METHOD, undefined, this.settings.timeoutMs);
-    if (!line) throw new CheckFailure(fail(`stopped serving after ${after}: no answer to a request within ${this.settings.timeoutMs} ms${stateOf(agent)}`));
+    if (!line)
+      throw new CheckFailure(
+        fail(`stopped serving after ${after}: no answer to a request within ${this.settings.timeoutMs} ms${stateOf(agent)}`),
+      );
   }
 
   /** The negotiated protocol version of an agent (from its `initialize` answer), when it is 1 or 2. */

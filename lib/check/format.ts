@@ -7,7 +7,7 @@
 import { CHECK_GROUPS, type CheckReport } from './outcome';
 
 /** The report as lines of text (ending with a newline). */
-export function formatReport(report: CheckReport): string {
+export function formatCheckReport(report: CheckReport): string {
   const width = Math.max(0, ...report.results.map((result) => result.id.length));
   const out = [`acp-wire check: ${report.command}`];
   for (const group of CHECK_GROUPS) {

@@ -72,7 +72,10 @@ export function notApplicable(reason: string): CheckOutcome {
   return { status: 'n/a', message: reason };
 }
 
-/** Thrown inside a check (or the context's helpers) to end it as `fail` (or `n/a`) with this message. */
+/**
+ * Thrown inside a check (or the context's helpers) to end it as `fail` (or `n/a`) with this
+ * message. It never leaves `checkAgent()`. @internal
+ */
 export class CheckFailure extends Error {
   override readonly name = 'CheckFailure';
   /** The outcome the check ends with. */

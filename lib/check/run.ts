@@ -7,7 +7,16 @@ import { splitCommandLine } from '../chain/command-line';
 import { TraceFileWriter } from '../trace/file';
 import { CHECKS } from './battery';
 import { type CheckSettings, CheckContext } from './context';
-import { type Check, CHECK_GROUPS, CheckFailure, type CheckOutcome, type CheckReport, type CheckResult, type CheckStatus, fail } from './outcome';
+import {
+  type Check,
+  CHECK_GROUPS,
+  CheckFailure,
+  type CheckOutcome,
+  type CheckReport,
+  type CheckResult,
+  type CheckStatus,
+  fail,
+} from './outcome';
 import { traceTap } from './wire-tap';
 
 /** Options of {@link checkAgent}. */
@@ -36,7 +45,8 @@ export interface CheckOptions {
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   const resolved = value ?? fallback;
-  if (!(typeof resolved === 'number' && Number.isFinite(resolved) && resolved > 0)) throw new RangeError(`${name} must be a positive number of milliseconds`);
+  if (!(typeof resolved === 'number' && Number.isFinite(resolved) && resolved > 0))
+    throw new RangeError(`${name} must be a positive number of milliseconds`);
   return resolved;
 }
 
@@ -57,7 +67,8 @@ function settingsOf(argv: readonly string[], options: CheckOptions): CheckSettin
 export function selectChecks(only: readonly string[] | undefined): Check[] {
   if (only === undefined || only.length === 0) return [...CHECKS];
   for (const name of only) {
-    if (!CHECKS.some((check) => check.id === name || check.group === name)) throw new RangeError(`no check or group named ${JSON.stringify(name)}`);
+    if (!CHECKS.some((check) => check.id === name || check.group === name))
+      throw new RangeError(`no check or group named ${JSON.stringify(name)}`);
   }
   return CHECKS.filter((check) => only.includes(check.id) || only.includes(check.group));
 }
@@ -87,7 +98,8 @@ async function runOne(check: Check, context: CheckContext): Promise<CheckResult>
 }
 
 function reportOf(command: string, results: CheckResult[]): CheckReport {
-  const order = (result: CheckResult): number => CHECK_GROUPS.indexOf(result.group) * 1000 + CHECKS.findIndex((check) => check.id === result.id);
+  const order = (result: CheckResult): number =>
+    CHECK_GROUPS.indexOf(result.group) * 1000 + CHECKS.findIndex((check) => check.id === result.id);
   const sorted = [...results].sort((a, b) => order(a) - order(b));
   const counts: Record<CheckStatus, number> = { pass: 0, fail: 0, 'n/a': 0 };
   for (const result of sorted) counts[result.status]++;

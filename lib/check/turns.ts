@@ -35,11 +35,13 @@ export async function checkSession(context: CheckContext): Promise<CheckSession>
   const known = context.memo.get(SESSION_KEY) as CheckSession | undefined;
   if (known?.agent === agent) return known;
   const version = context.versionOf(agent);
-  if (version !== 1) throw new CheckFailure(notApplicable(`the turn checks speak ACP v1; the agent answered an offer of 1 with ${String(version)}`));
+  if (version !== 1)
+    throw new CheckFailure(notApplicable(`the turn checks speak ACP v1; the agent answered an offer of 1 with ${String(version)}`));
   const answer = await context.expectAnswer(agent, 'session/new', { cwd: context.settings.cwd, mcpServers: [] });
   const result = answer.message?.result;
   const sessionId = isJsonObject(result) ? result.sessionId : undefined;
-  if (typeof sessionId !== 'string') throw new CheckFailure(fail(`session/new was not answered with a sessionId: ${shortText(answer.text)}`));
+  if (typeof sessionId !== 'string')
+    throw new CheckFailure(fail(`session/new was not answered with a sessionId: ${shortText(answer.text)}`));
   const session = { agent, sessionId };
   context.memo.set(SESSION_KEY, session);
   context.memo.set(`session/new:${sessionId}`, answer);

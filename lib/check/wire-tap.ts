@@ -35,7 +35,15 @@ function toEvent(message: JsonObject, ts: number, from: string, to: string): Tra
   const session = typeof sessionId === 'string' ? { session: sessionId } : {};
   if (typeof message.method !== 'string') {
     const isError = message.error !== undefined;
-    return { type: 'response', ts, from, to, id: idOf(message), is_error: isError, payload: redactCredentials((isError ? message.error : message.result) ?? null) };
+    return {
+      type: 'response',
+      ts,
+      from,
+      to,
+      id: idOf(message),
+      is_error: isError,
+      payload: redactCredentials((isError ? message.error : message.result) ?? null),
+    };
   }
   if (message.id === undefined) return { type: 'notification', ts, protocol: 'acp', from, to, method: message.method, ...session, params };
   return { type: 'request', ts, protocol: 'acp', from, to, id: idOf(message), method: message.method, ...session, params };

@@ -4,7 +4,7 @@
  *
  * @packageDocumentation
  */
-import { formatReport } from '../check/format';
+import { formatCheckReport } from '../check/format';
 import type { CheckResult } from '../check/outcome';
 import { type CheckOptions, checkAgent, selectChecks } from '../check/run';
 import { UsageError, parseCommandArguments, parseMilliseconds } from './arguments';
@@ -107,12 +107,12 @@ function progress(result: CheckResult): void {
 /** The `check` subcommand. */
 export const check: Subcommand = {
   name: NAME,
-  summary: 'check an agent against the protocol\'s transport rules and print a report',
+  summary: "check an agent against the protocol's transport rules and print a report",
   help: HELP,
   async run(argv) {
     const args = parseCheckArgs(argv);
     const report = await checkAgent(args.command, { ...args.options, onResult: progress });
-    process.stdout.write(args.isJson ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
+    process.stdout.write(args.isJson ? `${JSON.stringify(report, null, 2)}\n` : formatCheckReport(report));
     return report.isOk ? 0 : 1;
   },
 };

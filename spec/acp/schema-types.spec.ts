@@ -25,9 +25,10 @@ describe('ACP schema types (lib/acp/schema/)', () => {
 
   for (const version of SCHEMA_VERSIONS) {
     it(`${version}.schema.json is the SDK's official ${version} schema, byte for byte`, () => {
-      expect(readFileSync(schemaCopyPath(version), 'utf8') === officialSchemaText(version), `${version}.schema.json is stale: run npm run schema`).to.equal(
-        true,
-      );
+      expect(
+        readFileSync(schemaCopyPath(version), 'utf8') === officialSchemaText(version),
+        `${version}.schema.json is stale: run npm run schema`,
+      ).to.equal(true);
     });
   }
 });

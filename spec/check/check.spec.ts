@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CHECKS } from '../../lib/check/battery';
-import { type CheckReport, type CheckResult } from '../../lib/check/outcome';
+import type { CheckReport, CheckResult } from '../../lib/check/outcome';
 import { type CheckOptions, checkAgent } from '../../lib/check/run';
 import { TRACE_EVENT_SCHEMA } from '../../lib/trace/events';
 import { CONFORMANCE_AGENT, ensureBuilt, fixtureArgs, useBuild } from '../helpers/processes';
@@ -35,19 +35,32 @@ const BREAKS: readonly { id: string; with?: readonly string[]; message: RegExp }
   { id: 'framing.crlf', message: /ended by CRLF was answered as a parse error: \{"jsonrpc":"2\.0","id":null,"error":\{"code":-32700/ },
   { id: 'framing.utf8', message: /^the id "ü-✓-😀" came back as "ü-✓-\uFFFD+"/u },
   { id: 'framing.malformed-line', message: /^no answer with id null within 2000 ms to a malformed line/ },
-  { id: 'framing.json-lines', with: ['json-rpc.unknown-method'], message: /^1 of \d+ lines are not one JSON object; the first: broken-agent 1\.0 starting…$/ },
+  {
+    id: 'framing.json-lines',
+    with: ['json-rpc.unknown-method'],
+    message: /^1 of \d+ lines are not one JSON object; the first: broken-agent 1\.0 starting…$/,
+  },
   { id: 'json-rpc.id-echo', message: /^the id 9007199254740993 came back as 9007199254740992: / },
   { id: 'json-rpc.unknown-method', message: /^acp-wire\/check-unknown-method was answered with -32603: / },
   { id: 'json-rpc.unknown-notification', message: /^a notification was answered: \{"jsonrpc":"2\.0","id":null,"error":\{"code":-32601/ },
   {
     id: 'json-rpc.dollar-notification',
-    message: /^a notification was answered: \{"jsonrpc":"2\.0","error":\{"code":-32601,"message":"Method not found","data":"\$\/acp-wire-check-unknown"\}\}$/,
+    message:
+      /^a notification was answered: \{"jsonrpc":"2\.0","error":\{"code":-32601,"message":"Method not found","data":"\$\/acp-wire-check-unknown"\}\}$/,
   },
-  { id: 'json-rpc.one-answer', with: ['json-rpc.unknown-method'], message: /^acp-wire\/check-unknown-method \(id \d+\) was answered 2 times; the second: / },
+  {
+    id: 'json-rpc.one-answer',
+    with: ['json-rpc.unknown-method'],
+    message: /^acp-wire\/check-unknown-method \(id \d+\) was answered 2 times; the second: /,
+  },
   { id: 'initialize.offer-1', message: /^the offer of 1 was answered with 2, a version the client did not offer/ },
   { id: 'initialize.offer-2', message: /^the offer of 2 was answered with protocolVersion "2\.0", not a version/ },
   { id: 'initialize.offer-99', with: ['initialize.offer-2'], message: /^the offer of 99 was answered with 99: a version no agent speaks$/ },
-  { id: 'initialize.capabilities', with: ['initialize.offer-2'], message: /^1 schema error\(s\): v2 InitializeResponse\/capabilities must be object/ },
+  {
+    id: 'initialize.capabilities',
+    with: ['initialize.offer-2'],
+    message: /^1 schema error\(s\): v2 InitializeResponse\/capabilities must be object/,
+  },
   { id: 'initialize.second', message: /^no answer to initialize within 2000 ms$/ },
   { id: 'sessions.new', message: /^session\/new was not answered with a sessionId: \{"jsonrpc":"2\.0","id":\d+,"result":\{\}\}$/ },
   { id: 'sessions.turn', message: /PromptResponse\/stopReason must be equal to constant/ },
@@ -58,9 +71,17 @@ const BREAKS: readonly { id: string; with?: readonly string[]; message: RegExp }
     message: /^the prompt after a cancelled turn ended end_turn after \d+ ms with 0 agent_message_chunk update\(s\)$/,
   },
   { id: 'sessions.cancel-request', message: /^ignored: no answer to the prompt within 600 ms; session\/cancel then ended it cancelled$/ },
-  { id: 'sessions.updates-valid', with: ['sessions.turn'], message: /SessionNotification\/update\/content\/text must be string .* in \{"jsonrpc":"2\.0","method":"session\/update"/ },
+  {
+    id: 'sessions.updates-valid',
+    with: ['sessions.turn'],
+    message: /SessionNotification\/update\/content\/text must be string .* in \{"jsonrpc":"2\.0","method":"session\/update"/,
+  },
   { id: 'lifecycle.stdin-end', message: /^still running 1000 ms after its stdin ended$/ },
-  { id: 'lifecycle.no-leftover', with: ['lifecycle.stdin-end'], message: /^1000 ms after the agent exited \(after its stdin ended\), its group still runs \d+ \(node\)$/ },
+  {
+    id: 'lifecycle.no-leftover',
+    with: ['lifecycle.stdin-end'],
+    message: /^1000 ms after the agent exited \(after its stdin ended\), its group still runs \d+ \(node\)$/,
+  },
   { id: 'lifecycle.client-gone', message: /^it crashed when its client went away mid-turn: exit code 70; stderr: Error: write EPIPE$/ },
 ];
 
@@ -92,17 +113,26 @@ describe('checkAgent() (acp-wire check)', function () {
     });
 
     it('writes the session to the trace file: valid trace events, the initialize of each agent among them', () => {
-      const events = readFileSync(join(traceDir, 'check.jsons'), 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+      const events = readFileSync(join(traceDir, 'check.jsons'), 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
       const validate = new Ajv2020({ strict: false }).compile(TRACE_EVENT_SCHEMA);
       expect(events.filter((event) => !validate(event))).to.deep.equal([]);
       const initializes = events.filter((event) => event.type === 'request' && event.method === 'initialize' && event.from === 'Client');
       expect(initializes.length).to.be.greaterThan(5);
-      expect(events.some((event) => event.type === 'notification' && event.method === 'session/update' && event.from === 'Agent')).to.equal(true);
+      expect(events.some((event) => event.type === 'notification' && event.method === 'session/update' && event.from === 'Agent')).to.equal(
+        true,
+      );
     });
   });
 
   it('with turns: false, the turn checks are n/a and the others pass', async () => {
-    const report = await checkAgent([process.execPath, CONFORMANCE_AGENT], { ...FAST, turns: false, only: ['sessions', 'lifecycle.client-gone'] });
+    const report = await checkAgent([process.execPath, CONFORMANCE_AGENT], {
+      ...FAST,
+      turns: false,
+      only: ['sessions', 'lifecycle.client-gone'],
+    });
     expect(report.results.map((result) => [result.id, result.status])).to.deep.equal([
       ['sessions.new', 'n/a'],
       ['sessions.turn', 'n/a'],
@@ -118,7 +148,9 @@ describe('checkAgent() (acp-wire check)', function () {
   it('reports a command that cannot start as failures, and ends', async () => {
     const report = await checkAgent(['/nonexistent/acp-agent'], { ...FAST, only: ['json-rpc.unknown-method'] });
     expect(resultOf(report, 'json-rpc.unknown-method')).to.include({ status: 'fail' });
-    expect(resultOf(report, 'json-rpc.unknown-method').message).to.match(/^no answer to initialize within 2000 ms: it could not start \(spawn \/nonexistent\/acp-agent ENOENT\)$/);
+    expect(resultOf(report, 'json-rpc.unknown-method').message).to.match(
+      /^no answer to initialize within 2000 ms: it could not start \(spawn \/nonexistent\/acp-agent ENOENT\)$/,
+    );
     expect(report.isOk).to.equal(false);
   });
 
@@ -129,7 +161,8 @@ describe('checkAgent() (acp-wire check)', function () {
     );
     await checkAgent(['true'], { timeoutMs: 0 }).then(
       () => expect.fail('resolved'),
-      (error: unknown) => expect(error).to.be.instanceOf(RangeError).with.property('message', 'timeoutMs must be a positive number of milliseconds'),
+      (error: unknown) =>
+        expect(error).to.be.instanceOf(RangeError).with.property('message', 'timeoutMs must be a positive number of milliseconds'),
     );
   });
 

@@ -4,10 +4,10 @@
  *
  * @packageDocumentation
  */
-import { ErrorCode } from '../../jsonrpc/errors';
-import { stateOf, UNKNOWN_METHOD } from '../context';
-import { type Check, fail, pass } from '../outcome';
-import { errorCodeOf, isResponseLine, shortText } from '../wire-line';
+import { ErrorCode } from '../jsonrpc/errors';
+import { stateOf, UNKNOWN_METHOD } from './context';
+import { type Check, fail, pass } from './outcome';
+import { errorCodeOf, isResponseLine, shortText } from './wire-line';
 
 /** A request id made of characters of 2, 3 and 4 UTF-8 bytes. */
 const UTF8_ID = 'ü-✓-😀';
@@ -21,7 +21,8 @@ const crlf: Check = {
     const sent = agent.request(UNKNOWN_METHOD, { text: 'line ended by \\r\\n' }, undefined, '\r\n');
     const answer = await agent.nextLine((line) => sent.answers.includes(line) || agent.strays.includes(line), context.settings.timeoutMs);
     if (!answer) return fail(`no answer within ${context.settings.timeoutMs} ms to a request ended by CRLF${stateOf(agent)}`);
-    if (errorCodeOf(answer) === ErrorCode.ParseError) return fail(`a request ended by CRLF was answered as a parse error: ${shortText(answer.text)}`);
+    if (errorCodeOf(answer) === ErrorCode.ParseError)
+      return fail(`a request ended by CRLF was answered as a parse error: ${shortText(answer.text)}`);
     return pass();
   },
 };
@@ -39,13 +40,12 @@ const utf8: Check = {
     agent.writeRaw(bytes.subarray(0, split));
     await context.pause(20);
     agent.writeRaw(bytes.subarray(split));
-    const answer = await agent.nextLine(
-      (line) => sent.answers.includes(line) || agent.strays.includes(line),
-      context.settings.timeoutMs,
-    );
-    if (!answer) return fail(`no answer within ${context.settings.timeoutMs} ms to a request with the id ${JSON.stringify(UTF8_ID)}${stateOf(agent)}`);
+    const answer = await agent.nextLine((line) => sent.answers.includes(line) || agent.strays.includes(line), context.settings.timeoutMs);
+    if (!answer)
+      return fail(`no answer within ${context.settings.timeoutMs} ms to a request with the id ${JSON.stringify(UTF8_ID)}${stateOf(agent)}`);
     if (!answer.isUtf8) return fail(`the answer is not UTF-8: ${answer.bytes.toString('hex')}`);
-    if (answer.message?.id !== UTF8_ID) return fail(`the id ${JSON.stringify(UTF8_ID)} came back as ${JSON.stringify(answer.message?.id)}: ${shortText(answer.text)}`);
+    if (answer.message?.id !== UTF8_ID)
+      return fail(`the id ${JSON.stringify(UTF8_ID)} came back as ${JSON.stringify(answer.message?.id)}: ${shortText(answer.text)}`);
     return pass();
   },
 };
@@ -59,7 +59,8 @@ const malformedLine: Check = {
     agent.writeRaw('{"jsonrpc":"2.0","id":7,"method":\n');
     const answer = await agent.nextLine((line) => isResponseLine(line) && line.message?.id === null, context.settings.timeoutMs);
     if (!answer) return fail(`no answer with id null within ${context.settings.timeoutMs} ms to a malformed line${stateOf(agent)}`);
-    if (errorCodeOf(answer) !== ErrorCode.ParseError) return fail(`a malformed line was answered without -32700: ${shortText(answer.text)}`);
+    if (errorCodeOf(answer) !== ErrorCode.ParseError)
+      return fail(`a malformed line was answered without -32700: ${shortText(answer.text)}`);
     await context.expectServing(agent, 'a malformed line');
     return pass();
   },
@@ -75,7 +76,11 @@ const jsonLines: Check = {
     const bad = lines.filter((line) => line.message === undefined || !line.isUtf8);
     if (bad.length === 0) return pass(`${lines.length} lines`);
     const first = bad[0]!;
-    const what = !first.isUtf8 ? `not UTF-8: ${first.bytes.subarray(0, 80).toString('hex')}` : first.text === '' ? 'an empty line' : shortText(first.text);
+    const what = !first.isUtf8
+      ? `not UTF-8: ${first.bytes.subarray(0, 80).toString('hex')}`
+      : first.text === ''
+        ? 'an empty line'
+        : shortText(first.text);
     return fail(`${bad.length} of ${lines.length} lines are not one JSON object; the first: ${what}`);
   },
 };

@@ -5,12 +5,12 @@
  *
  * @packageDocumentation
  */
-import { ErrorCode } from '../../jsonrpc/errors';
-import { CANCEL_REQUEST_METHOD } from '../../jsonrpc/protocol';
-import type { CheckContext } from '../context';
-import { type Check, fail, notApplicable, pass } from '../outcome';
-import { checkSession, describeEnd, isTextChunkOf, sendPrompt, stopReasonOf, turnUnderWay } from '../turns';
-import { errorCodeOf, shortText } from '../wire-line';
+import { ErrorCode } from '../jsonrpc/errors';
+import { CANCEL_REQUEST_METHOD } from '../jsonrpc/protocol';
+import type { CheckContext } from './context';
+import { type Check, fail, notApplicable, pass } from './outcome';
+import { checkSession, describeEnd, isTextChunkOf, sendPrompt, stopReasonOf, turnUnderWay } from './turns';
+import { errorCodeOf, shortText } from './wire-line';
 
 const CANCELLED_KEY = 'cancelled-session';
 
@@ -68,7 +68,8 @@ const afterCancel: Check = {
   title: 'the prompt after a cancelled turn gets its own answer (text, then end_turn)',
   async run(context) {
     const session = await checkSession(context);
-    if (context.memo.get(CANCELLED_KEY) !== session) return notApplicable('no turn of this session was cancelled (sessions.session-cancel)');
+    if (context.memo.get(CANCELLED_KEY) !== session)
+      return notApplicable('no turn of this session was cancelled (sessions.session-cancel)');
     const { agent, sessionId } = session;
     const from = agent.lines.length;
     const start = performance.now();
@@ -82,12 +83,18 @@ const afterCancel: Check = {
     await context.pause(context.settings.quietMs);
     const late = agent.lines.slice(end).filter((line) => isTextChunkOf(line, sessionId)).length;
     const lateNote = late > 0 ? `; ${late} agent_message_chunk update(s) came after its answer` : '';
-    return fail(`the prompt after a cancelled turn ended ${describeEnd(answer)} after ${ms} ms with ${chunks} agent_message_chunk update(s)${lateNote}`);
+    return fail(
+      `the prompt after a cancelled turn ended ${describeEnd(answer)} after ${ms} ms with ${chunks} agent_message_chunk update(s)${lateNote}`,
+    );
   },
 };
 
 /** Ends a turn that ignored `$/cancel_request` with `session/cancel`, for the next checks; says how it ended. */
-async function endWithSessionCancel(context: CheckContext, session: Awaited<ReturnType<typeof checkSession>>, sent: ReturnType<typeof sendPrompt>): Promise<string> {
+async function endWithSessionCancel(
+  context: CheckContext,
+  session: Awaited<ReturnType<typeof checkSession>>,
+  sent: ReturnType<typeof sendPrompt>,
+): Promise<string> {
   if (sent.answers.length > 0) return '';
   session.agent.notify('session/cancel', { sessionId: session.sessionId });
   const answer = await session.agent.answer(sent, context.settings.cancelTimeoutMs);
@@ -137,7 +144,10 @@ const updatesValid: Check = {
         if (errors.length > 0) return fail(`${errors.slice(0, 2).join('; ')} in ${shortText(line.text)}`);
       }
     }
-    if (count === 0) return context.settings.canRunTurns ? notApplicable('no session/update was received') : notApplicable('turns are not run (--no-turns)');
+    if (count === 0)
+      return context.settings.canRunTurns
+        ? notApplicable('no session/update was received')
+        : notApplicable('turns are not run (--no-turns)');
     return pass(`${count} updates`);
   },
 };

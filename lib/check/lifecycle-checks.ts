@@ -5,11 +5,11 @@
  * @packageDocumentation
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import type { AgentProcess } from '../agent-process';
-import type { CheckContext } from '../context';
-import { type Check, type CheckOutcome, fail, notApplicable, pass } from '../outcome';
-import { sendPrompt, turnUnderWay } from '../turns';
-import { shortText } from '../wire-line';
+import type { AgentProcess } from './agent-process';
+import type { CheckContext } from './context';
+import { type Check, type CheckOutcome, fail, notApplicable, pass } from './outcome';
+import { sendPrompt, turnUnderWay } from './turns';
+import { shortText } from './wire-line';
 
 const STDIN_END_KEY = 'lifecycle:stdin-end';
 
@@ -90,7 +90,9 @@ const noLeftover: Check = {
     }
     if (await group.waitUntilEmpty(context.settings.exitTimeoutMs)) return pass(`exited after ${how}`);
     const members = groupMembers(group.pgid);
-    return fail(`${context.settings.exitTimeoutMs} ms after the agent exited (after ${how}), its group still runs ${members.join(', ') || 'processes'}`);
+    return fail(
+      `${context.settings.exitTimeoutMs} ms after the agent exited (after ${how}), its group still runs ${members.join(', ') || 'processes'}`,
+    );
   },
 };
 
@@ -102,7 +104,9 @@ async function afterClientGone(context: CheckContext, agent: AgentProcess): Prom
   const exit = agent.exit!;
   if (exit.code === 0) return pass('exited with code 0');
   const tail = agent.stderr.trim().split('\n').slice(-3).join(' | ');
-  return fail(`it crashed when its client went away mid-turn: exit ${exit.signal ?? `code ${exit.code}`}${tail === '' ? '' : `; stderr: ${shortText(tail)}`}`);
+  return fail(
+    `it crashed when its client went away mid-turn: exit ${exit.signal ?? `code ${exit.code}`}${tail === '' ? '' : `; stderr: ${shortText(tail)}`}`,
+  );
 }
 
 const clientGone: Check = {

@@ -4,12 +4,12 @@
  *
  * @packageDocumentation
  */
-import { ErrorCode } from '../../jsonrpc/errors';
-import { CANCEL_REQUEST_METHOD } from '../../jsonrpc/protocol';
-import type { AgentProcess } from '../agent-process';
-import { type CheckContext, stateOf, UNKNOWN_METHOD } from '../context';
-import { type Check, type CheckOutcome, fail, pass } from '../outcome';
-import { errorCodeOf, shortText } from '../wire-line';
+import { ErrorCode } from '../jsonrpc/errors';
+import { CANCEL_REQUEST_METHOD } from '../jsonrpc/protocol';
+import type { AgentProcess } from './agent-process';
+import { type CheckContext, stateOf, UNKNOWN_METHOD } from './context';
+import { type Check, type CheckOutcome, fail, pass } from './outcome';
+import { errorCodeOf, shortText } from './wire-line';
 
 /**
  * Ids whose echo a careless peer gets wrong: an integer beyond 2^53 (a double rounds it), a
@@ -99,7 +99,9 @@ const oneAnswer: Check = {
     for (const agent of context.processes) {
       for (const sent of agent.sent.values()) {
         if (sent.answers.length > 1) {
-          return fail(`${sent.method} (id ${sent.rawId}) was answered ${sent.answers.length} times; the second: ${shortText(sent.answers[1]!.text)}`);
+          return fail(
+            `${sent.method} (id ${sent.rawId}) was answered ${sent.answers.length} times; the second: ${shortText(sent.answers[1]!.text)}`,
+          );
         }
       }
     }

@@ -4,10 +4,10 @@
  *
  * @packageDocumentation
  */
-import { isJsonObject, type JsonObject } from '../../jsonrpc/message';
-import type { CheckContext } from '../context';
-import { type Check, type CheckOutcome, fail, notApplicable, pass } from '../outcome';
-import { shortText, type WireLine } from '../wire-line';
+import { isJsonObject, type JsonObject } from '../jsonrpc/message';
+import type { CheckContext } from './context';
+import { type Check, type CheckOutcome, fail, notApplicable, pass } from './outcome';
+import { shortText, type WireLine } from './wire-line';
 
 /** Where the answer to each offer is kept for the later checks. */
 const answerKey = (offer: number): string => `initialize:${offer}`;
@@ -28,7 +28,9 @@ async function negotiate(context: CheckContext, offer: number): Promise<number |
   if ('status' in result) return result as CheckOutcome;
   const version = result.protocolVersion;
   if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) {
-    return fail(`the offer of ${offer} was answered with protocolVersion ${JSON.stringify(version)}, not a version: ${shortText(answer.text)}`);
+    return fail(
+      `the offer of ${offer} was answered with protocolVersion ${JSON.stringify(version)}, not a version: ${shortText(answer.text)}`,
+    );
   }
   return version;
 }
@@ -41,7 +43,8 @@ function offerCheck(offer: 1 | 2): Check {
     async run(context) {
       const version = await negotiate(context, offer);
       if (typeof version !== 'number') return version;
-      if (version > offer) return fail(`the offer of ${offer} was answered with ${version}, a version the client did not offer and may not speak`);
+      if (version > offer)
+        return fail(`the offer of ${offer} was answered with ${version}, a version the client did not offer and may not speak`);
       return pass(version === offer ? `answered ${version}` : `answered ${version} (it does not speak ${offer})`);
     },
   };
