@@ -16,7 +16,10 @@ import type { WireTap } from './wire-tap';
 export interface CheckSettings {
   /** The agent's program and arguments. */
   readonly argv: readonly string[];
+  /** The agent's working directory. */
   readonly cwd: string;
+  /** The `cwd` of the sessions the checks open (absolute). */
+  readonly sessionCwd: string;
   readonly env: NodeJS.ProcessEnv | undefined;
   /** How long to wait for an answer, or for a turn to end. */
   readonly timeoutMs: number;
@@ -139,7 +142,7 @@ export class CheckContext {
   async expectAnswer(agent: AgentProcess, method: string, params?: JsonValue): Promise<WireLine> {
     const line = await agent.call(method, params, this.settings.timeoutMs);
     if (line) return line;
-    throw new CheckFailure(fail(`no answer to ${method} within ${this.settings.timeoutMs} ms${stateOf(agent)}`));
+    throw new CheckFailure(fail(`no answer to ${method}${this.#within(agent)}${stateOf(agent)}`));
   }
 
   /**
@@ -169,6 +172,11 @@ export class CheckContext {
   /** Resolves after `ms` (a bounded pause of a check: silence that proves something). */
   pause(ms: number): Promise<void> {
     return new Promise((resolve) => setTimeout(resolve, ms));
+  }
+
+  /** ` within N ms`, unless the agent's stdout has ended (then no wait was the reason). */
+  #within(agent: AgentProcess): string {
+    return agent.isOutputEnded ? '' : ` within ${this.settings.timeoutMs} ms`;
   }
 
   #start(): AgentProcess {
@@ -212,10 +220,20 @@ const versionKey = (agent: AgentProcess): string => `version:${agent.pid ?? -1}`
 /** `: it exited (code 1); stderr: …`, or `` while it runs. */
 export function stateOf(agent: AgentProcess): string {
   const exit = agent.exit;
-  const tail = agent.stderr.trim().split('\n').slice(-3).join(' | ');
-  const stderr = tail === '' ? '' : `; stderr: ${shortText(tail)}`;
+  const excerpt = stderrExcerpt(agent);
+  const stderr = excerpt === '' ? '' : `; stderr: ${excerpt}`;
   if (exit?.error) return `: it could not start (${exit.error.message})`;
   if (exit) return `: it exited (${exit.signal ?? `code ${exit.code}`})${stderr}`;
   if (agent.isOutputEnded) return `: its stdout ended${stderr}`;
   return '';
+}
+
+/** What an agent's stderr says about its end: its last line naming an error (its last lines otherwise), shortened. */
+export function stderrExcerpt(agent: AgentProcess): string {
+  const lines = agent.stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+  const error = lines.findLast((line) => /\b\w*Error\b|\bE[A-Z]{3,}\b/.test(line) && !line.startsWith('at '));
+  return shortText(error ?? lines.slice(-3).join(' | '));
 }

@@ -7,7 +7,7 @@
 import { ErrorCode } from '../jsonrpc/errors';
 import { stateOf, UNKNOWN_METHOD } from './context';
 import { type Check, fail, pass } from './outcome';
-import { errorCodeOf, isResponseLine, shortText } from './wire-line';
+import { errorCodeOf, shortText } from './wire-line';
 
 /** A request id made of characters of 2, 3 and 4 UTF-8 bytes. */
 const UTF8_ID = 'ü-✓-😀';
@@ -56,13 +56,16 @@ const malformedLine: Check = {
   title: 'a malformed line is answered -32700 (id null) and the agent still serves',
   async run(context) {
     const agent = await context.agent();
+    const before = agent.strays.length;
     agent.writeRaw('{"jsonrpc":"2.0","id":7,"method":\n');
-    const answer = await agent.nextLine((line) => isResponseLine(line) && line.message?.id === null, context.settings.timeoutMs);
-    if (!answer) return fail(`no answer with id null within ${context.settings.timeoutMs} ms to a malformed line${stateOf(agent)}`);
-    if (errorCodeOf(answer) !== ErrorCode.ParseError)
-      return fail(`a malformed line was answered without -32700: ${shortText(answer.text)}`);
-    await context.expectServing(agent, 'a malformed line');
-    return pass();
+    const answer = await agent.nextLine((line) => agent.strays.indexOf(line) >= before, context.settings.timeoutMs);
+    let problem: string | undefined;
+    if (!answer) problem = `no answer within ${context.settings.timeoutMs} ms to a malformed line${stateOf(agent)}`;
+    else if (errorCodeOf(answer) !== ErrorCode.ParseError)
+      problem = `a malformed line was answered without -32700: ${shortText(answer.text)}`;
+    else if (answer.message?.id !== null) problem = `the -32700 answer has no id (JSON-RPC: "id": null): ${shortText(answer.text)}`;
+    await context.expectServing(agent, `a malformed line${problem ? ` (${problem})` : ''}`);
+    return problem ? fail(`${problem}; it still serves`) : pass();
   },
 };
 

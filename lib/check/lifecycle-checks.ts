@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { AgentProcess } from './agent-process';
-import type { CheckContext } from './context';
+import { type CheckContext, stderrExcerpt } from './context';
 import { type Check, type CheckOutcome, fail, notApplicable, pass } from './outcome';
 import { sendPrompt, turnUnderWay } from './turns';
 import { shortText } from './wire-line';
@@ -50,7 +50,7 @@ async function busyAgent(context: CheckContext): Promise<AgentProcess> {
   const agent = context.spawn();
   context.noteVersion(agent, await context.initialize(agent, context.offer));
   if (!context.settings.canRunTurns) return agent;
-  const answer = await context.expectAnswer(agent, 'session/new', { cwd: context.settings.cwd, mcpServers: [] });
+  const answer = await context.expectAnswer(agent, 'session/new', { cwd: context.settings.sessionCwd, mcpServers: [] });
   const sessionId = (answer.message?.result as { sessionId?: unknown } | undefined)?.sessionId;
   if (typeof sessionId === 'string') await agent.answer(sendPrompt(context, { agent, sessionId }, false), context.settings.timeoutMs);
   return agent;
@@ -117,7 +117,7 @@ const clientGone: Check = {
     if (!context.settings.canRunTurns) return notApplicable('turns are not run (--no-turns)');
     const agent = context.spawn();
     context.noteVersion(agent, await context.initialize(agent, context.offer));
-    const answer = await context.expectAnswer(agent, 'session/new', { cwd: context.settings.cwd, mcpServers: [] });
+    const answer = await context.expectAnswer(agent, 'session/new', { cwd: context.settings.sessionCwd, mcpServers: [] });
     const sessionId = (answer.message?.result as { sessionId?: unknown } | undefined)?.sessionId;
     if (typeof sessionId !== 'string') return fail(`session/new was not answered with a sessionId: ${shortText(answer.text)}`);
     const session = { agent, sessionId };

@@ -3,8 +3,10 @@
  *
  * @packageDocumentation
  */
+import { resolve } from 'node:path';
 import { splitCommandLine } from '../chain/command-line';
 import { TraceFileWriter } from '../trace/file';
+import { type ModelStub, STUBBED_AGENTS, startModelStub, stubbedAgentOf } from './model-stub';
 import { CHECKS } from './battery';
 import { type CheckSettings, CheckContext } from './context';
 import {
@@ -21,8 +23,10 @@ import { traceTap } from './wire-tap';
 
 /** Options of {@link checkAgent}. */
 export interface CheckOptions {
-  /** The agent's working directory, and the `cwd` of its sessions (absolute). Default: `process.cwd()`. */
+  /** The agent's working directory. Default: `process.cwd()`. */
   cwd?: string;
+  /** The `cwd` of the sessions the checks open. Default: `cwd` (with `modelStub`, the throwaway home). */
+  sessionCwd?: string;
   /** The agent's environment. Default: this process's. */
   env?: NodeJS.ProcessEnv;
   /** How long to wait for an answer or for a turn to end. Default 10000 ms. */
@@ -39,6 +43,12 @@ export interface CheckOptions {
   only?: readonly string[];
   /** Writes every message of the run to this trace file (docs/tracing.md; `acp-wire trace view FILE`). */
   traceFile?: string;
+  /**
+   * Starts a fake model server on 127.0.0.1 for an agent whose backend acp-wire knows (a word of the
+   * command names `codex-acp`, `claude-code-acp` or `claude-agent-acp`), and runs the agent in a
+   * throwaway `$HOME` pointed at it (`sessionCwd` defaults to that home). Default false.
+   */
+  modelStub?: boolean;
   /** Called with each result as soon as its check has run (in run order; the report is grouped). */
   onResult?: (result: CheckResult) => void;
 }
@@ -54,6 +64,7 @@ function settingsOf(argv: readonly string[], options: CheckOptions): CheckSettin
   return {
     argv,
     cwd: options.cwd ?? process.cwd(),
+    sessionCwd: resolve(options.sessionCwd ?? options.cwd ?? process.cwd()),
     env: options.env,
     timeoutMs: positive('timeoutMs', options.timeoutMs, 10_000),
     cancelTimeoutMs: positive('cancelTimeoutMs', options.cancelTimeoutMs, 3000),
@@ -128,8 +139,28 @@ function reportOf(command: string, results: CheckResult[]): CheckReport {
 export async function checkAgent(command: string | readonly string[], options: CheckOptions = {}): Promise<CheckReport> {
   const argv = typeof command === 'string' ? splitCommandLine(command) : [...command];
   if (argv.length === 0) throw new RangeError('command must name a program');
-  const settings = settingsOf(argv, options);
+  settingsOf(argv, options);
   const checks = selectChecks(options.only);
+  const stubbed = stubbedAgentOf(argv);
+  if (options.modelStub && !stubbed) {
+    throw new RangeError(
+      `modelStub: acp-wire has a fake model for ${Object.keys(STUBBED_AGENTS).join(', ')} only; give the agent's model in env`,
+    );
+  }
+  const stub = options.modelStub && stubbed ? await startModelStub(stubbed, options.env) : undefined;
+  try {
+    const results = await runChecks(checks, settingsOf(argv, withStub(options, stub)), options);
+    return reportOf(typeof command === 'string' ? command : argv.join(' '), results);
+  } finally {
+    await stub?.close();
+  }
+}
+
+function withStub(options: CheckOptions, stub: ModelStub | undefined): CheckOptions {
+  return stub ? { ...options, env: stub.env, sessionCwd: options.sessionCwd ?? stub.home } : options;
+}
+
+async function runChecks(checks: readonly Check[], settings: CheckSettings, options: CheckOptions): Promise<CheckResult[]> {
   const trace = options.traceFile === undefined ? undefined : TraceFileWriter.open(options.traceFile);
   const began = performance.now();
   const context = new CheckContext(settings, () => performance.now() - began, trace && traceTap((event) => trace.write(event)));
@@ -149,5 +180,5 @@ export async function checkAgent(command: string | readonly string[], options: C
     await context.closeShared();
     trace?.close();
   }
-  return reportOf(typeof command === 'string' ? command : argv.join(' '), results);
+  return results;
 }

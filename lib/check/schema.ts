@@ -86,12 +86,19 @@ export class AcpSchema {
     return validate;
   }
 
-  /** The errors of `value` against a `$defs` entry, as readable lines (empty when valid). */
+  /**
+   * The errors of `value` against a `$defs` entry, as readable lines (empty when valid): those at
+   * the deepest place in the value only, where the variant of a union that fits went furthest
+   * (the other variants' complaints, higher up, say little).
+   */
   errors(definition: string, value: unknown, version: SchemaVersion): string[] {
     const validate = this.validator(definition, version);
     if (validate(value)) return [];
-    return (validate.errors ?? []).map(
-      (error) => `v${version} ${definition}${error.instancePath} ${error.message ?? ''} ${JSON.stringify(error.params)}`,
-    );
+    const all = validate.errors ?? [];
+    const depth = (path: string): number => path.split('/').length;
+    const deepest = Math.max(...all.map((error) => depth(error.instancePath)));
+    return all
+      .filter((error) => depth(error.instancePath) === deepest)
+      .map((error) => `v${version} ${definition}${error.instancePath} ${error.message ?? ''} ${JSON.stringify(error.params)}`);
   }
 }

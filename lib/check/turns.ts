@@ -7,14 +7,10 @@
 import { isJsonObject, type JsonObject } from '../jsonrpc/message';
 import { type AgentProcess, paramsOf, type SentLine } from './agent-process';
 import { type CheckContext, stateOf } from './context';
+// A prompt holding it makes the fake model servers of `--model-stub` hold the turn open after its first word.
+import { HOLD_MARKER } from './fake-model-host';
 import { CheckFailure, fail, notApplicable } from './outcome';
 import { shortText, type WireLine } from './wire-line';
-
-/**
- * Marks a prompt whose turn must last until it is cancelled: the fake model servers of
- * `--model-stub` hold such a turn open after its first words.
- */
-export const HOLD_MARKER = '[hold]';
 
 /** The session the checks of a group share, on the group's agent. */
 export interface CheckSession {
@@ -37,7 +33,7 @@ export async function checkSession(context: CheckContext): Promise<CheckSession>
   const version = context.versionOf(agent);
   if (version !== 1)
     throw new CheckFailure(notApplicable(`the turn checks speak ACP v1; the agent answered an offer of 1 with ${String(version)}`));
-  const answer = await context.expectAnswer(agent, 'session/new', { cwd: context.settings.cwd, mcpServers: [] });
+  const answer = await context.expectAnswer(agent, 'session/new', { cwd: context.settings.sessionCwd, mcpServers: [] });
   const result = answer.message?.result;
   const sessionId = isJsonObject(result) ? result.sessionId : undefined;
   if (typeof sessionId !== 'string')

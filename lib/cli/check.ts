@@ -4,7 +4,9 @@
  *
  * @packageDocumentation
  */
+import { splitCommandLine } from '../chain/command-line';
 import { formatCheckReport } from '../check/format';
+import { STUBBED_AGENTS, stubbedAgentOf } from '../check/model-stub';
 import type { CheckResult } from '../check/outcome';
 import { type CheckOptions, checkAgent, selectChecks } from '../check/run';
 import { UsageError, parseCommandArguments, parseMilliseconds } from './arguments';
@@ -54,7 +56,6 @@ const OPTIONS = {
 interface CheckArgs {
   readonly command: string | string[];
   readonly isJson: boolean;
-  readonly hasModelStub: boolean;
   readonly options: CheckOptions;
 }
 
@@ -96,7 +97,11 @@ function parseCheckArgs(argv: readonly string[]): CheckArgs {
   };
   // One word: a command line to split; more (after --): the program and its arguments.
   const command = positionals.length === 1 ? positionals[0]! : positionals;
-  return { command, isJson: values.json === true, hasModelStub: values['model-stub'] === true, options };
+  const hasModelStub = values['model-stub'] === true;
+  if (hasModelStub && !stubbedAgentOf(typeof command === 'string' ? splitCommandLine(command) : command)) {
+    throw new UsageError(`--model-stub knows ${Object.keys(STUBBED_AGENTS).join(', ')}; for another agent, give its model with --env`);
+  }
+  return { command, isJson: values.json === true, options: { ...options, modelStub: hasModelStub } };
 }
 
 /** Progress on stderr while a check runs long (a real agent): one short line per result. */
