@@ -32,11 +32,13 @@ const idEcho: Check = {
   title: 'ids are echoed exactly (2^53 + 1, 1.5, -1, 0, a string with a quote)',
   async run(context) {
     const agent = await context.agent();
+    const problems: string[] = [];
     for (const rawId of TRICKY_IDS) {
       const problem = await echoes(context, agent, rawId);
-      if (problem) return fail(problem);
+      if (problem) problems.push(problem);
+      if (agent.isOutputEnded) break;
     }
-    return pass();
+    return problems.length === 0 ? pass() : fail(problems.join('; '));
   },
 };
 

@@ -103,10 +103,9 @@ async function afterClientGone(context: CheckContext, agent: AgentProcess): Prom
   }
   const exit = agent.exit!;
   if (exit.code === 0) return pass('exited with code 0');
-  const tail = agent.stderr.trim().split('\n').slice(-3).join(' | ');
-  return fail(
-    `it crashed when its client went away mid-turn: exit ${exit.signal ?? `code ${exit.code}`}${tail === '' ? '' : `; stderr: ${shortText(tail)}`}`,
-  );
+  const excerpt = stderrExcerpt(agent);
+  const stderr = excerpt === '' ? '' : `; stderr: ${excerpt}`;
+  return fail(`it crashed when its client went away mid-turn: exit ${exit.signal ?? `code ${exit.code}`}${stderr}`);
 }
 
 const clientGone: Check = {

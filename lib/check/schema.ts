@@ -68,6 +68,9 @@ export function createAcpAjv(): Ajv2020Type {
   return ajv;
 }
 
+/** The keywords whose errors a union's other variants raise. */
+const UNION_NOISE = new Set(['const', 'required', 'oneOf', 'anyOf', 'enum']);
+
 /** Validators of `$defs` entries of the official schemas, compiled once each. */
 export class AcpSchema {
   #ajv: Ajv2020Type | undefined;
@@ -87,18 +90,22 @@ export class AcpSchema {
   }
 
   /**
-   * The errors of `value` against a `$defs` entry, as readable lines (empty when valid): those at
-   * the deepest place in the value only, where the variant of a union that fits went furthest
-   * (the other variants' complaints, higher up, say little).
+   * The errors of `value` against a `$defs` entry, as readable lines (empty when valid), each once.
+   * Of a union's complaints, those of the variant that fits come first: the other variants' (a
+   * discriminator that is not theirs, a member only they require) say little. Among the rest,
+   * those at the deepest place in the value.
    */
   errors(definition: string, value: unknown, version: SchemaVersion): string[] {
     const validate = this.validator(definition, version);
     if (validate(value)) return [];
     const all = validate.errors ?? [];
+    const telling = all.filter((error) => !UNION_NOISE.has(error.keyword));
+    const chosen = telling.length > 0 ? telling : all;
     const depth = (path: string): number => path.split('/').length;
-    const deepest = Math.max(...all.map((error) => depth(error.instancePath)));
-    return all
+    const deepest = Math.max(...chosen.map((error) => depth(error.instancePath)));
+    const lines = chosen
       .filter((error) => depth(error.instancePath) === deepest)
       .map((error) => `v${version} ${definition}${error.instancePath} ${error.message ?? ''} ${JSON.stringify(error.params)}`);
+    return [...new Set(lines)];
   }
 }
