@@ -234,6 +234,6 @@ export function stderrExcerpt(agent: AgentProcess): string {
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line !== '');
-  const error = lines.findLast((line) => /\b\w*Error\b|\bE[A-Z]{3,}\b/.test(line) && !line.startsWith('at '));
+  const error = lines.findLast((line) => /^\w*Error\b/.test(line)) ?? lines.findLast((line) => /\bE[A-Z]{3,}\b/.test(line));
   return shortText(error ?? lines.slice(-3).join(' | '));
 }

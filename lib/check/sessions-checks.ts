@@ -106,7 +106,8 @@ const cancelRequest: Check = {
   group: 'sessions',
   title: '$/cancel_request of a prompt is honoured (ignored or answered wrongly fails)',
   async run(context) {
-    const session = await checkSession(context);
+    // A session of its own: what an earlier check left behind in the shared one does not count here.
+    const session = await checkSession(context, true);
     const { agent } = session;
     const sent = sendPrompt(context, session, true);
     await turnUnderWay(context, session, sent);

@@ -21,15 +21,16 @@ export interface CheckSession {
 const SESSION_KEY = 'session';
 
 /**
- * The group's session: opened with `session/new` on the group's agent (again if that agent died).
+ * The group's session: opened with `session/new` on the group's agent (again if that agent died);
+ * `isFresh`: a new session of its own (on the same agent), which later checks then share.
  *
  * @throws CheckFailure (`n/a` without turns, `fail` when `session/new` is not answered with a session id)
  */
-export async function checkSession(context: CheckContext): Promise<CheckSession> {
+export async function checkSession(context: CheckContext, isFresh = false): Promise<CheckSession> {
   context.requireTurns();
   const agent = await context.agent();
   const known = context.memo.get(SESSION_KEY) as CheckSession | undefined;
-  if (known?.agent === agent) return known;
+  if (known?.agent === agent && !isFresh) return known;
   const version = context.versionOf(agent);
   if (version !== 1)
     throw new CheckFailure(notApplicable(`the turn checks speak ACP v1; the agent answered an offer of 1 with ${String(version)}`));
