@@ -31,6 +31,8 @@ export interface CheckSettings {
   readonly quietMs: number;
   /** Whether the agent can run turns (false: the turn checks are `n/a`). */
   readonly canRunTurns: boolean;
+  /** Lets the turns a fake model holds open go on (with `--model-stub`): the agent writes again. */
+  readonly finishHeldTurns?: () => void;
 }
 
 /** A method no agent has, to see how unknown requests are answered (and to ping). */

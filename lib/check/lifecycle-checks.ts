@@ -122,6 +122,8 @@ const clientGone: Check = {
     const session = { agent, sessionId };
     await turnUnderWay(context, session, sendPrompt(context, session, true));
     agent.disappear();
+    // The model goes on: the agent has more to write, to a client that has gone.
+    context.settings.finishHeldTurns?.();
     return afterClientGone(context, agent);
   },
 };

@@ -149,7 +149,8 @@ export async function checkAgent(command: string | readonly string[], options: C
   }
   const stub = options.modelStub && stubbed ? await startModelStub(stubbed, options.env) : undefined;
   try {
-    const results = await runChecks(checks, settingsOf(argv, withStub(options, stub)), options);
+    const settings = { ...settingsOf(argv, withStub(options, stub)), finishHeldTurns: stub && (() => stub.server.finishHeldTurns()) };
+    const results = await runChecks(checks, settings, options);
     return reportOf(typeof command === 'string' ? command : argv.join(' '), results);
   } finally {
     await stub?.close();
