@@ -236,6 +236,10 @@ export function stderrExcerpt(agent: AgentProcess): string {
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line !== '');
-  const error = lines.findLast((line) => /^\w*Error\b/.test(line)) ?? lines.findLast((line) => /\bE[A-Z]{3,}\b/.test(line));
-  return shortText(error ?? lines.slice(-3).join(' | '));
+  const error = lines.findLast((line) => /^\w*Error\b/.test(line));
+  // Its cause, when the error line does not say it (`Internal error: {` and the data below).
+  const cause = lines.findLast((line) => /EPIPE|Broken pipe|\bE[A-Z]{3,}\b/.test(line));
+  if (error === undefined) return shortText(cause ?? lines.slice(-3).join(' | '));
+  if (cause === undefined || error.includes(cause) || /EPIPE|Broken pipe/.test(error)) return shortText(error);
+  return shortText(`${error} … ${cause}`);
 }

@@ -96,22 +96,22 @@ const noLeftover: Check = {
   },
 };
 
-/** The outcome once the client has gone: exited cleanly, still running, or crashed. */
+/** The outcome once the client has gone: exited with code 0, still running, or ended with an error (a code, a signal). */
 async function afterClientGone(context: CheckContext, agent: AgentProcess): Promise<CheckOutcome> {
   if (!(await exitsWithin(agent, context.settings.exitTimeoutMs))) {
-    return pass(`still running ${context.settings.exitTimeoutMs} ms after its client went (no crash)`);
+    return pass(`still running ${context.settings.exitTimeoutMs} ms after its client went (no error exit)`);
   }
   const exit = agent.exit!;
   if (exit.code === 0) return pass('exited with code 0');
   const excerpt = stderrExcerpt(agent);
   const stderr = excerpt === '' ? '' : `; stderr: ${excerpt}`;
-  return fail(`it crashed when its client went away mid-turn: exit ${exit.signal ?? `code ${exit.code}`}${stderr}`);
+  return fail(`it ended with an error when its client went away mid-turn: exit ${exit.signal ?? `code ${exit.code}`}${stderr}`);
 }
 
 const clientGone: Check = {
   id: 'lifecycle.client-gone',
   group: 'lifecycle',
-  title: 'a client that disappears mid-turn does not crash the agent',
+  title: 'when its client disappears mid-turn, the agent exits with code 0 (or runs on), not with an error',
   async run(context) {
     if (!context.settings.canRunTurns) return notApplicable('turns are not run (--no-turns)');
     const agent = context.spawn();

@@ -82,7 +82,10 @@ const BREAKS: readonly { id: string; with?: readonly string[]; message: RegExp }
     with: ['lifecycle.stdin-end'],
     message: /^1000 ms after the agent exited \(after its stdin ended\), its group still runs \d+ \(node\)$/,
   },
-  { id: 'lifecycle.client-gone', message: /^it crashed when its client went away mid-turn: exit code 70; stderr: Error: write EPIPE$/ },
+  {
+    id: 'lifecycle.client-gone',
+    message: /^it ended with an error when its client went away mid-turn: exit code 70; stderr: Error: write EPIPE$/,
+  },
 ];
 
 describe('checkAgent() (acp-wire check)', function () {

@@ -23,8 +23,8 @@ const MALFORMED_DROPPED = /^no answer within 10000 ms to a malformed line; it st
 /** The Claude agents parse ids as doubles. */
 const ROUNDED_ID =
   /^the id 9007199254740993 came back as 9007199254740992: \{"jsonrpc":"2\.0","id":9007199254740992,"error":\{"code":-32601,/;
-/** The Claude agents die of the EPIPE of writing to a client that has gone. */
-const EPIPE_CRASH = /^it crashed when its client went away mid-turn: exit code 1; stderr: Error: write EPIPE$/;
+/** The Claude agents die of the EPIPE of writing to a client that has gone (an unhandled 'error' event). */
+const EPIPE_CRASH = /^it ended with an error when its client went away mid-turn: exit code 1; stderr: Error: write EPIPE$/;
 /** The Claude agents let a `$/cancel_request` of a prompt go unanswered, and the turn run on until `session/cancel`. */
 const CANCEL_REQUEST_IGNORED = /^ignored: no answer to the prompt within 3000 ms; session\/cancel then ended it cancelled$/;
 
@@ -46,6 +46,9 @@ const AGENTS: readonly Expected[] = [
       // The launcher dies of SIGTERM; the native binary it started goes on running.
       'lifecycle.no-leftover':
         /^3000 ms after the agent exited \(after SIGTERM \(to the agent alone\)\), its group still runs \d+ \(codex-acp\)$/,
+      // Its main returns the broken pipe as an error: exit 1, with a backtrace on stderr.
+      'lifecycle.client-gone':
+        /^it ended with an error when its client went away mid-turn: exit code 1; stderr: Error: ACP error: Internal error: \{ … "data": "Broken pipe \(os error 32\)"$/,
     },
   },
   {
