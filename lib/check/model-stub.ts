@@ -29,7 +29,6 @@ export type StubbedAgent = keyof typeof STUBBED_AGENTS;
  * refuses as root: every `session/new` would fail.
  */
 export const MODEL_VARIABLES: readonly string[] = [
-  'ACP_WIRE_LOG',
   'OPENAI_API_KEY',
   'OPENAI_BASE_URL',
   'CODEX_HOME',

@@ -21,14 +21,15 @@ function check(...args: string[]): Run {
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-const FAST = ['--timeout', '2000', '--cancel-timeout', '600', '--exit-timeout', '1000'];
+const FAST = ['--timeout', '2000', '--cancel-timeout', '1000', '--exit-timeout', '1500'];
+const ROOMY = ['--timeout', '5000', '--cancel-timeout', '2000', '--exit-timeout', '3000'];
 
 describe('acp-wire check', function () {
   this.timeout(40_000);
   useBuild();
 
   it('--json against the conformance agent: every check passes, exit 0', () => {
-    const run = check('--json', ...FAST, commandLine(process.execPath, CONFORMANCE_AGENT));
+    const run = check('--json', ...ROOMY, commandLine(process.execPath, CONFORMANCE_AGENT));
     expect(run.status, run.stderr).to.equal(0);
     const report = JSON.parse(run.stdout) as CheckReport;
     expect(report).to.include({ isOk: true, command: commandLine(process.execPath, CONFORMANCE_AGENT) });

@@ -71,8 +71,8 @@ export interface TempHome {
   remove(): Promise<void>;
 }
 
-/** Variables of the developer's environment that would change what a real peer does (see `MODEL_VARIABLES`). */
-const PEER_VARIABLES = MODEL_VARIABLES;
+/** Variables of the developer's environment that would change what a real peer does (see `MODEL_VARIABLES`), and acp-wire's log level (the chains' own processes). */
+const PEER_VARIABLES = ['ACP_WIRE_LOG', ...MODEL_VARIABLES];
 
 /** Creates a home directory under the system's temp directory. */
 export async function makeTempHome(prefix: string): Promise<TempHome> {
