@@ -16,6 +16,7 @@ export type CheckGroup = (typeof CHECK_GROUPS)[number];
 
 /** What a check found: its status and, for `fail` and `n/a`, why (for `pass`, an optional note). */
 export interface CheckOutcome {
+  /** `pass`, `fail` or `n/a`. */
   readonly status: CheckStatus;
   /** For `fail`: the exact message or fact that broke the rule; for `n/a`: the reason; for `pass`: a note. */
   readonly message?: string;
@@ -25,6 +26,7 @@ export interface CheckOutcome {
 export interface CheckResult extends CheckOutcome {
   /** The check's id, e.g. `json-rpc.id-echo`. */
   readonly id: string;
+  /** The group it belongs to (`framing`, `json-rpc`, …). */
   readonly group: CheckGroup;
   /** What the check proves, in a few words. */
   readonly title: string;

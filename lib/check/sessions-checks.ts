@@ -9,7 +9,8 @@ import { ErrorCode } from '../jsonrpc/errors';
 import { CANCEL_REQUEST_METHOD } from '../jsonrpc/protocol';
 import type { CheckContext } from './context';
 import { type Check, fail, notApplicable, pass } from './outcome';
-import { checkSession, describeEnd, isTextChunkOf, sendPrompt, stopReasonOf, turnUnderWay } from './turns';
+import type { SentLine } from './agent-process';
+import { type CheckSession, checkSession, describeEnd, isTextChunkOf, sendPrompt, stopReasonOf, turnUnderWay } from './turns';
 import { errorCodeOf, shortText } from './wire-line';
 
 const CANCELLED_KEY = 'cancelled-session';
@@ -90,11 +91,7 @@ const afterCancel: Check = {
 };
 
 /** Ends a turn that ignored `$/cancel_request` with `session/cancel`, for the next checks; says how it ended. */
-async function endWithSessionCancel(
-  context: CheckContext,
-  session: Awaited<ReturnType<typeof checkSession>>,
-  sent: ReturnType<typeof sendPrompt>,
-): Promise<string> {
+async function endWithSessionCancel(context: CheckContext, session: CheckSession, sent: SentLine): Promise<string> {
   if (sent.answers.length > 0) return '';
   session.agent.notify('session/cancel', { sessionId: session.sessionId });
   const answer = await session.agent.answer(sent, context.settings.cancelTimeoutMs);

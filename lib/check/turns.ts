@@ -94,8 +94,3 @@ export function describeEnd(answer: WireLine): string {
   if (isJsonObject(error)) return `error ${String(error.code)} ${JSON.stringify(error.message)}`;
   return shortText(answer.text);
 }
-
-/** The lines an agent received from index `from` (inclusive) to `to` (exclusive, default: all). */
-export function linesBetween(agent: AgentProcess, from: number, to = agent.lines.length): WireLine[] {
-  return agent.lines.slice(from, to);
-}
