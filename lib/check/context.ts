@@ -38,6 +38,9 @@ export interface CheckSettings {
 /** A method no agent has, to see how unknown requests are answered (and to ping). */
 export const UNKNOWN_METHOD = 'acp-wire/check-unknown-method';
 
+/** How long a stopped run's agents have to exit at their stdin's end before SIGTERM (and then SIGKILL). */
+const HURRIED_CLOSE_MS = 200;
+
 /** The client's name in `initialize`. */
 const CLIENT_INFO: JsonObject = { name: 'acp-wire-check', version: '1' };
 
@@ -67,11 +70,18 @@ export class CheckContext {
   #own: AgentProcess[] = [];
   #kept: AgentProcess[] = [];
   #group: CheckGroup = 'framing';
+  #closeTimeoutMs: number;
 
   constructor(settings: CheckSettings, clock: () => number, tap: WireTap | undefined) {
     this.settings = settings;
     this.#clock = clock;
     this.#tap = tap;
+    this.#closeTimeoutMs = settings.exitTimeoutMs;
+  }
+
+  /** The run is stopped: agents still running get SIGTERM at once when they are closed, not after `exitTimeoutMs`. */
+  hurry(): void {
+    this.#closeTimeoutMs = Math.min(this.#closeTimeoutMs, HURRIED_CLOSE_MS);
   }
 
   /** Marks the start of a check of `group` (the shared agent belongs to one group). */
@@ -114,7 +124,7 @@ export class CheckContext {
   async closeOwn(): Promise<void> {
     const own = this.#own;
     this.#own = [];
-    await Promise.all(own.map((agent) => agent.close(this.settings.exitTimeoutMs)));
+    await Promise.all(own.map((agent) => agent.close(this.#closeTimeoutMs)));
   }
 
   /** Ends the group's agents: the shared one, and those kept for the group. */
@@ -124,7 +134,7 @@ export class CheckContext {
     this.#shared = undefined;
     this.#kept = [];
     const agent = await shared?.agent.catch(() => undefined);
-    await Promise.all([...kept, ...(agent ? [agent] : [])].map((each) => each.close(this.settings.exitTimeoutMs)));
+    await Promise.all([...kept, ...(agent ? [agent] : [])].map((each) => each.close(this.#closeTimeoutMs)));
   }
 
   /**

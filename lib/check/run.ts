@@ -49,6 +49,11 @@ export interface CheckOptions {
    * throwaway `$HOME` pointed at it (`sessionCwd` defaults to that home). Default false.
    */
   modelStub?: boolean;
+  /**
+   * Stops the run: the check under way is abandoned, every agent started is ended (and the model
+   * stub stopped), then `checkAgent()` rejects with the signal's reason.
+   */
+  signal?: AbortSignal;
   /** Called with each result as soon as its check has run (in run order; the report is grouped). */
   onResult?: (result: CheckResult) => void;
 }
@@ -89,20 +94,38 @@ function budgetOf(settings: CheckSettings): number {
   return 3 * settings.timeoutMs + 3 * settings.cancelTimeoutMs + 3 * settings.exitTimeoutMs + 2 * settings.quietMs;
 }
 
-async function runOne(check: Check, context: CheckContext): Promise<CheckResult> {
+/** A promise that rejects with the reason of `signal` once it aborts (never, without one), and how to stop listening. */
+function abortion(signal: AbortSignal | undefined): { promise: Promise<never>; release: () => void } {
+  if (!signal) return { promise: new Promise<never>(() => {}), release: () => {} };
+  let onAbort = (): void => {};
+  const promise = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  return { promise, release: () => signal.removeEventListener('abort', onAbort) };
+}
+
+async function runOne(check: Check, context: CheckContext, signal: AbortSignal | undefined): Promise<CheckResult> {
+  signal?.throwIfAborted();
   const start = performance.now();
   let timer: NodeJS.Timeout | undefined;
   const budget = budgetOf(context.settings);
   const overtime = new Promise<CheckOutcome>((resolve) => {
     timer = setTimeout(() => resolve(fail(`the check did not finish within ${budget} ms`)), budget);
   });
+  const aborted = abortion(signal);
+  const running = check.run(context);
+  // A check abandoned (overtime, abort) may still reject later, once its agents are gone.
+  running.catch(() => {});
   let outcome: CheckOutcome;
   try {
-    outcome = await Promise.race([check.run(context), overtime]);
+    outcome = await Promise.race([running, overtime, aborted.promise]);
   } catch (error) {
+    if (signal?.aborted) throw error;
     outcome = error instanceof CheckFailure ? error.outcome : fail(`the check itself failed: ${String((error as Error)?.stack ?? error)}`);
   } finally {
     clearTimeout(timer);
+    aborted.release();
     await context.closeOwn();
   }
   return { id: check.id, group: check.group, title: check.title, ...outcome, durationMs: Math.round(performance.now() - start) };
@@ -129,7 +152,8 @@ function reportOf(command: string, results: CheckResult[]): CheckReport {
  * The battery and what each check proves are listed in docs/check.md.
  * @param command - a command line (split as a POSIX shell would, without running one) or its words
  * @throws CommandLineError for a command line that cannot be split
- * @throws RangeError for an invalid option or an unknown name in `only`
+ * @throws RangeError for an invalid option or an unknown name in `only`; rejects with the reason of
+ * `signal` once it aborts (after ending what it started)
  * @example
  * ```ts
  * const report = await checkAgent('node dist/examples/conformance-agent.js');
@@ -170,15 +194,18 @@ async function runChecks(checks: readonly Check[], settings: CheckSettings, opti
     results.push(result);
     options.onResult?.(result);
   };
+  const hurry = (): void => context.hurry();
+  options.signal?.addEventListener('abort', hurry, { once: true });
   try {
     for (const check of checks.filter((each) => !each.isFinal)) {
       await context.enterGroup(check.group);
-      record(await runOne(check, context));
+      record(await runOne(check, context, options.signal));
     }
     await context.closeShared();
-    for (const check of checks.filter((each) => each.isFinal)) record(await runOne(check, context));
+    for (const check of checks.filter((each) => each.isFinal)) record(await runOne(check, context, options.signal));
   } finally {
     await context.closeShared();
+    options.signal?.removeEventListener('abort', hurry);
     trace?.close();
   }
   return results;

@@ -10,7 +10,8 @@ import { STUBBED_AGENTS, stubbedAgentOf } from '../check/model-stub';
 import type { CheckResult } from '../check/outcome';
 import { type CheckOptions, checkAgent, selectChecks } from '../check/run';
 import { UsageError, parseCommandArguments, parseMilliseconds } from './arguments';
-import type { Subcommand } from './subcommand';
+import { STOP_SIGNALS, type StopSignal } from './shutdown';
+import { report as reportLine, type Subcommand } from './subcommand';
 
 const NAME = 'check';
 
@@ -38,7 +39,8 @@ options:
   --exit-timeout MS    how long the agent has to exit once its stdin ends (default 3000)
   -h, --help           show this text
 
-exit codes: 0 when no check fails; 1 when one fails; 2 for bad usage.`;
+exit codes: 0 when no check fails; 1 when one fails; 2 for bad usage; 130 (SIGINT) or 143
+(SIGTERM) when stopped, once every agent it started has been ended.`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -116,8 +118,25 @@ export const check: Subcommand = {
   help: HELP,
   async run(argv) {
     const args = parseCheckArgs(argv);
-    const report = await checkAgent(args.command, { ...args.options, onResult: progress });
-    process.stdout.write(args.isJson ? `${JSON.stringify(report, null, 2)}\n` : formatCheckReport(report));
-    return report.isOk ? 0 : 1;
+    const controller = new AbortController();
+    let stoppedBy: StopSignal | undefined;
+    const stop = (signal: StopSignal): void => {
+      stoppedBy ??= signal;
+      controller.abort(new Error(`stopped by ${signal}`));
+    };
+    const onInt = (): void => stop('SIGINT');
+    const onTerm = (): void => stop('SIGTERM');
+    process.on('SIGINT', onInt).on('SIGTERM', onTerm);
+    try {
+      const report = await checkAgent(args.command, { ...args.options, onResult: progress, signal: controller.signal });
+      process.stdout.write(args.isJson ? `${JSON.stringify(report, null, 2)}\n` : formatCheckReport(report));
+      return report.isOk ? 0 : 1;
+    } catch (error) {
+      if (stoppedBy === undefined) throw error;
+      reportLine(NAME, `stopped by ${stoppedBy}: every agent it started has been ended`);
+      return STOP_SIGNALS[stoppedBy];
+    } finally {
+      process.removeListener('SIGINT', onInt).removeListener('SIGTERM', onTerm);
+    }
   },
 };

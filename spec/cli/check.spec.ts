@@ -3,10 +3,15 @@
  * (text or `--json`), exit 0 only when no check fails, usage errors (exit 2, one line).
  */
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { CheckReport } from '../../lib/check/outcome';
 import { CHECKS } from '../../lib/check/battery';
 import { CLI, CONFORMANCE_AGENT, ROOT, fixtureArgs, useBuild } from '../helpers/processes';
+import { descendants, processesEnded } from '../helpers/process-table';
 import { commandLine } from '../helpers/real-peers';
 
 interface Run {
@@ -50,6 +55,31 @@ describe('acp-wire check', function () {
     expect(lines.filter((line) => line.startsWith('  pass  '))).to.have.length(4);
   });
 
+  it('on SIGINT, ends every agent it started and exits 130 with one line', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'acp-wire-check-'));
+    const trace = join(dir, 'check.jsons');
+    // An agent that does not exit at the end of its stdin: the check waits for it (up to 20 s).
+    const agent = [process.execPath, ...fixtureArgs('check/broken-agent', ['--break', 'lifecycle.stdin-end'])];
+    const args = ['check', '--only', 'lifecycle.stdin-end', '--exit-timeout', '20000', '--trace-file', trace, '--', ...agent];
+    const cli = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    cli.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
+    try {
+      // The turn's answer is in the trace: the agent's stdin has ended, the check is waiting for its exit.
+      while (!readTrace(trace).includes('"stopReason":"end_turn"')) await new Promise((resolve) => setTimeout(resolve, 20));
+      const started = descendants(cli.pid!);
+      expect(started).to.not.deep.equal([]);
+      cli.kill('SIGINT');
+      const [code] = (await once(cli, 'exit')) as [number | null];
+      expect(code).to.equal(130);
+      expect(stderr).to.equal('acp-wire check: stopped by SIGINT: every agent it started has been ended\n');
+      await processesEnded(started);
+    } finally {
+      cli.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('--help prints the usage and exits 0', () => {
     const run = check('--help');
     expect(run).to.include({ status: 0, stderr: '' });
@@ -69,3 +99,12 @@ describe('acp-wire check', function () {
     });
   }
 });
+
+/** The trace file's text so far ('' before it exists). */
+function readTrace(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
