@@ -35,17 +35,36 @@ async function negotiate(context: CheckContext, offer: number): Promise<number |
   return version;
 }
 
+/**
+ * The agent's latest version, as it answers an offer of 99 (a version no agent speaks) on a new
+ * process: what it must answer any offer of a version it does not speak. Kept for later checks.
+ */
+async function latestVersion(context: CheckContext): Promise<number | CheckOutcome> {
+  const known = context.memo.get(LATEST_KEY) as number | CheckOutcome | undefined;
+  if (known !== undefined) return known;
+  const latest = await negotiate(context, 99);
+  context.memo.set(LATEST_KEY, latest);
+  return latest;
+}
+
+const LATEST_KEY = 'initialize:latest';
+
 function offerCheck(offer: 1 | 2): Check {
   return {
     id: `initialize.offer-${offer}`,
     group: 'initialize',
-    title: `an offer of version ${offer} is answered with a version`,
+    title: `an offer of version ${offer} is answered ${offer}, or the latest version the agent speaks`,
     async run(context) {
       const version = await negotiate(context, offer);
       if (typeof version !== 'number') return version;
-      if (version > offer)
-        return fail(`the offer of ${offer} was answered with ${version}, a version the client did not offer and may not speak`);
-      return pass(version === offer ? `answered ${version}` : `answered ${version} (it does not speak ${offer})`);
+      if (version === offer) return pass(`answered ${version}`);
+      // Not the version offered: the agent does not speak it, and must answer its latest.
+      const latest = await latestVersion(context);
+      if (typeof latest !== 'number') return notApplicable(`its latest version is unknown: the offer of 99 failed (${latest.message})`);
+      if (version === latest) return pass(`answered ${version}: it does not speak ${offer}, and ${version} is its latest`);
+      return fail(
+        `the offer of ${offer} was answered with ${version}, neither ${offer} nor its latest version (${latest}, its answer to an offer of 99)`,
+      );
     },
   };
 }
@@ -53,9 +72,9 @@ function offerCheck(offer: 1 | 2): Check {
 const offer99: Check = {
   id: 'initialize.offer-99',
   group: 'initialize',
-  title: 'an offer of version 99 is answered with the latest version the agent speaks',
+  title: 'an offer of version 99 is answered with a version below 99 (the latest the agent speaks)',
   async run(context) {
-    const version = await negotiate(context, 99);
+    const version = await latestVersion(context);
     if (typeof version !== 'number') return version;
     if (version >= 99) return fail(`the offer of 99 was answered with ${version}: a version no agent speaks`);
     const answer2 = context.memo.get(answerKey(2)) as WireLine | undefined;

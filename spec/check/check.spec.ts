@@ -55,7 +55,10 @@ const BREAKS: readonly { id: string; with?: readonly string[]; message: RegExp }
     with: ['json-rpc.unknown-method'],
     message: /^acp-wire\/check-unknown-method \(id \d+\) was answered 2 times; the second: /,
   },
-  { id: 'initialize.offer-1', message: /^the offer of 1 was answered with 2, a version the client did not offer/ },
+  {
+    id: 'initialize.offer-1',
+    message: /^the offer of 1 was answered with 3, neither 1 nor its latest version \(2, its answer to an offer of 99\)$/,
+  },
   { id: 'initialize.offer-2', message: /^the offer of 2 was answered with protocolVersion "2\.0", not a version/ },
   { id: 'initialize.offer-99', with: ['initialize.offer-2'], message: /^the offer of 99 was answered with 99: a version no agent speaks$/ },
   {
