@@ -74,6 +74,11 @@ export { serveTraceViewer } from './trace/server';
 export type { TraceViewer, TraceViewerOptions } from './trace/server';
 export type { TraceStoreOptions } from './trace/store';
 export { CREDENTIAL_ENV_WORDS, CREDENTIAL_QUERY_KEYS, REDACTED, redactCredentials } from './trace/redact';
+export { CHECK_GROUPS } from './check/outcome';
+export type { CheckGroup, CheckOutcome, CheckReport, CheckResult, CheckStatus } from './check/outcome';
+export { checkAgent } from './check/run';
+export type { CheckOptions } from './check/run';
+export { formatCheckReport } from './check/format';
 export {
   BAGGAGE_META_KEY,
   TRACEPARENT_META_KEY,

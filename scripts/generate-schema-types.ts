@@ -1,7 +1,8 @@
 /**
  * Generates lib/acp/schema/v1.ts and v2.ts from the official ACP JSON schemas that
  * `@agentclientprotocol/sdk` ships (`schema/v1/schema.json`, `schema/v2/schema.json`), with
- * json-schema-to-typescript. The output is committed: acp-wire's published types must not depend
+ * json-schema-to-typescript, and copies those schemas next to them (`v1.schema.json`,
+ * `v2.schema.json`, for `acp-wire check`). The output is committed: acp-wire's published types must not depend
  * on a devDependency. `npm run schema` writes the files; `npm run schema -- --check` (and
  * spec/acp/schema-types.spec.ts) fails when a committed file differs from what it generates.
  *
@@ -103,9 +104,48 @@ export async function generateSchemaTypes(target: SchemaTarget): Promise<string>
   return banner + types;
 }
 
+/**
+ * Where the copy of a version's official JSON schema lives (`lib/acp/schema/v2.schema.json`): the
+ * schema `acp-wire check` validates agents' messages against at run time, where the SDK (a
+ * devDependency) is not installed.
+ */
+export function schemaCopyPath(version: (typeof SCHEMA_VERSIONS)[number]): string {
+  return resolve(__dirname, '..', 'lib', 'acp', 'schema', `${version}.schema.json`);
+}
+
+/** The text of the official JSON schema of `version`, as the installed SDK ships it. */
+export function officialSchemaText(version: (typeof SCHEMA_VERSIONS)[number]): string {
+  return readFileSync(require.resolve(`@agentclientprotocol/sdk/schema/${version}/schema.json`), 'utf8');
+}
+
+/** Writes (or, with `check`, compares) the copies of the official JSON schemas; returns how many are stale. */
+function copySchemas(check: boolean): number {
+  let stale = 0;
+  for (const version of SCHEMA_VERSIONS) {
+    const path = schemaCopyPath(version);
+    const text = officialSchemaText(version);
+    if (!check) {
+      writeFileSync(path, text);
+      process.stdout.write(`wrote ${join('lib', 'acp', 'schema', `${version}.schema.json`)}\n`);
+      continue;
+    }
+    let current = '';
+    try {
+      current = readFileSync(path, 'utf8');
+    } catch {
+      // Missing: stale.
+    }
+    if (current !== text) {
+      stale++;
+      process.stderr.write(`${path} is not up to date: run npm run schema\n`);
+    }
+  }
+  return stale;
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const check = argv.includes('--check');
-  let stale = 0;
+  let stale = copySchemas(check);
   for (const target of SCHEMA_TARGETS) {
     const path = schemaTypesPath(target);
     const text = await generateSchemaTypes(target);

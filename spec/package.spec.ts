@@ -72,9 +72,14 @@ describe('the package', function () {
       mkdirSync(installed, { recursive: true });
       writeFileSync(join(project, 'package.json'), '{"name":"consumer","version":"1.0.0","private":true}\n');
       execFileSync('tar', ['-xzf', packed.tarball, '-C', installed, '--strip-components=1']);
-      // The runtime dependencies, as `npm install` would place them (offline).
-      for (const dependency of Object.keys(manifest.dependencies ?? {})) {
-        cpSync(join(ROOT, 'node_modules', dependency), join(project, 'node_modules', dependency), { recursive: true });
+      // The runtime dependencies and theirs, as `npm install` would place them (offline).
+      const pending = Object.keys(manifest.dependencies ?? {});
+      for (let dependency = pending.pop(); dependency !== undefined; dependency = pending.pop()) {
+        const target = join(project, 'node_modules', dependency);
+        if (existsSync(target)) continue;
+        cpSync(join(ROOT, 'node_modules', dependency), target, { recursive: true });
+        const own = JSON.parse(readFileSync(join(target, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+        pending.push(...Object.keys(own.dependencies ?? {}));
       }
     });
 
@@ -117,6 +122,19 @@ describe('the package', function () {
       expect(runInConsumer([join('node_modules', 'acp-wire', 'dist', 'bin', 'acp-wire.js'), '--version'])).to.equal(
         `${manifest.version}\n`,
       );
+    });
+
+    it('runs acp-wire check, whose schema checks find the official schemas and ajv in the package', () => {
+      const cli = join('node_modules', 'acp-wire', 'dist', 'bin', 'acp-wire.js');
+      const agent = `node ${join('node_modules', 'acp-wire', 'dist', 'examples', 'conformance-agent.js')}`;
+      const report = JSON.parse(runInConsumer([cli, 'check', '--json', '--only', 'initialize', '--only', 'sessions', agent])) as {
+        results: { id: string; status: string; message?: string }[];
+      };
+      expect(report.results.find((result) => result.id === 'initialize.capabilities')).to.include({
+        status: 'pass',
+        message: 'v2 InitializeResponse',
+      });
+      expect(report.results.filter((result) => result.status !== 'pass')).to.deep.equal([]);
     });
   });
 

@@ -4,6 +4,7 @@
  *
  * @packageDocumentation
  */
+import type * as CheckModule from './check';
 import type * as ConductModule from './conduct';
 import type * as McpStdioModule from './mcp-stdio';
 import type * as ServeModule from './serve';
@@ -12,7 +13,7 @@ import type * as TraceModule from './trace';
 
 /**
  * A subcommand whose module is loaded when it is first used (run, or asked for its help): running
- * `acp-wire conduct` does not load what `serve`, `trace` or `mcp-stdio` need.
+ * `acp-wire conduct` does not load what `serve`, `trace`, `check` or `mcp-stdio` need.
  */
 function onDemand(name: string, load: () => Subcommand): Subcommand {
   return {
@@ -32,5 +33,6 @@ export const COMMANDS: readonly Subcommand[] = [
   onDemand('conduct', () => (require('./conduct') as typeof ConductModule).conduct),
   onDemand('serve', () => (require('./serve') as typeof ServeModule).serve),
   onDemand('trace', () => (require('./trace') as typeof TraceModule).trace),
+  onDemand('check', () => (require('./check') as typeof CheckModule).check),
   onDemand('mcp-stdio', () => (require('./mcp-stdio') as typeof McpStdioModule).mcpStdio),
 ];

@@ -130,6 +130,8 @@ export interface ProcessTree {
   readonly child: ChildProcess;
   /** Resolves once the child has exited, or could not be started. Never rejects. */
   readonly exited: Promise<ChildExit>;
+  /** The child's process group (outside Windows, once started): what else of the tree still runs. */
+  readonly group: ProcessGroup | undefined;
   /**
    * Ends the tree: waits `killTimeoutMs` for the child to exit (its stdin is the caller's to
    * end), then SIGTERMs its group, then SIGKILLs it as long again; once the child has exited,
@@ -220,7 +222,7 @@ function treeOf(child: ChildProcess): ProcessTree {
   });
   let ending: Promise<ChildExit> | undefined;
   const end = (killTimeout: number): Promise<ChildExit> => (ending ??= endTree(child, exited, group, killTimeout));
-  return { child, exited, end };
+  return { child, exited, group, end };
 }
 
 async function endTree(

@@ -1,54 +1,16 @@
 /**
  * Validation of ACP messages against the ACP v1 and v2 JSON schemas shipped in
- * `@agentclientprotocol/sdk` (`schema/v1/schema.json`, `schema/v2/schema.json`), with ajv
- * (draft 2020-12). Every function takes the protocol version last (default 2).
+ * `@agentclientprotocol/sdk` (`schema/v1/schema.json`, `schema/v2/schema.json`, copied into
+ * lib/acp/schema/), with the ajv instance of `acp-wire check` (lib/check/schema.ts). Every function takes the protocol version last (default 2).
  */
-import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import type Ajv2020 from 'ajv/dist/2020';
+import type { ValidateFunction } from 'ajv/dist/2020';
+import { createAcpAjv, schemaId, type SchemaVersion } from '../../lib/check/schema';
 
-/** An ACP protocol version with a schema. */
-export type SchemaVersion = 1 | 2;
-
-const schemaId = (version: SchemaVersion): string => `acp-v${version}`;
-
-/** The schema's own annotations: no validation meaning, but ajv's strict mode must know them. */
-const ANNOTATIONS = [
-  'discriminator',
-  'x-method',
-  'x-side',
-  'x-docs-ignore',
-  'x-deserialize-default-on-error',
-  'x-deserialize-default-on-null',
-  'x-deserialize-skip-invalid-items',
-];
-
-function integerFormat(min: number, max: number): { type: 'number'; validate: (value: number) => boolean } {
-  return { type: 'number', validate: (value) => Number.isInteger(value) && value >= min && value <= max };
-}
+export type { SchemaVersion };
 
 function createAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false, allowUnionTypes: true });
-  for (const keyword of ANNOTATIONS) ajv.addKeyword(keyword);
-  ajv.addFormat('int32', integerFormat(-(2 ** 31), 2 ** 31 - 1));
-  ajv.addFormat('uint16', integerFormat(0, 65535));
-  ajv.addFormat('uint32', integerFormat(0, 2 ** 32 - 1));
-  ajv.addFormat('int64', integerFormat(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER));
-  ajv.addFormat('uint64', integerFormat(0, Number.MAX_SAFE_INTEGER));
-  ajv.addFormat('double', { type: 'number', validate: (value: number) => Number.isFinite(value) });
-  ajv.addFormat('date-time', (value: string) => !Number.isNaN(Date.parse(value)));
-  ajv.addFormat('uri', (value: string) => URL.canParse(value));
-  ajv.addFormat('regex', (value: string) => {
-    try {
-      new RegExp(value, 'u');
-      return true;
-    } catch {
-      return false;
-    }
-  });
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  ajv.addSchema(require('@agentclientprotocol/sdk/schema/v1/schema.json') as object, schemaId(1));
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  ajv.addSchema(require('@agentclientprotocol/sdk/schema/v2/schema.json') as object, schemaId(2));
-  return ajv;
+  return createAcpAjv();
 }
 
 let ajv: Ajv2020 | undefined;

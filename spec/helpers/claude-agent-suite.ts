@@ -6,7 +6,8 @@
  */
 import { expect } from 'chai';
 import { AcpClient, spawnConnection, type ChildConnection } from '../../lib';
-import { HOLD_MARKER, startFakeAnthropicServer, type FakeAnthropicServer } from '../fixtures/fake-anthropic-server';
+import { claudeVariables } from '../../lib/check/model-stub';
+import { HOLD_MARKER, startFakeAnthropicServer, type FakeAnthropicServer } from '../../lib/check/fake-anthropic-server';
 import type { LineReader } from './lines';
 import { descendants, isRunning } from './process-table';
 import { CLI, PASSTHROUGH_PROXY, useBuild } from './processes';
@@ -38,14 +39,7 @@ export interface ClaudeAgent {
  * as root, and every `session/new` fails.
  */
 export function claudeEnv(home: TempHome, baseUrl: string): NodeJS.ProcessEnv {
-  return home.env({
-    ANTHROPIC_BASE_URL: baseUrl,
-    ANTHROPIC_API_KEY: 'sk-ant-fake-key-for-a-local-server',
-    DISABLE_TELEMETRY: '1',
-    DISABLE_AUTOUPDATER: '1',
-    DISABLE_ERROR_REPORTING: '1',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-  });
+  return home.env(claudeVariables(baseUrl));
 }
 
 /** Defines the suite for `agent`: for each route, initialize, session/new, a whole turn, a cancelled one, no process left. */

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { AcpClient, PromptTurn, SessionUpdate } from '../../lib';
+import { MODEL_VARIABLES, codexConfig } from '../../lib/check/model-stub';
 import { LineReader } from './lines';
 import { liveProcesses } from './process-table';
 import { ROOT } from './processes';
@@ -70,21 +71,8 @@ export interface TempHome {
   remove(): Promise<void>;
 }
 
-/** Variables of the developer's environment that would change what a real peer does. */
-const PEER_VARIABLES = [
-  'ACP_WIRE_LOG',
-  'OPENAI_API_KEY',
-  'OPENAI_BASE_URL',
-  'CODEX_HOME',
-  'CODEX_API_KEY',
-  'ANTHROPIC_API_KEY',
-  'ANTHROPIC_BASE_URL',
-  'ANTHROPIC_AUTH_TOKEN',
-  'CLAUDE_CONFIG_DIR',
-  // Set to anything but 1, it makes the claude agents pass --dangerously-skip-permissions, which the
-  // Claude Code CLI refuses as root: every session/new then fails.
-  'IS_SANDBOX',
-];
+/** Variables of the developer's environment that would change what a real peer does (see `MODEL_VARIABLES`), and acp-wire's log level (the chains' own processes). */
+const PEER_VARIABLES = ['ACP_WIRE_LOG', ...MODEL_VARIABLES];
 
 /** Creates a home directory under the system's temp directory. */
 export async function makeTempHome(prefix: string): Promise<TempHome> {
@@ -106,19 +94,7 @@ export async function makeTempHome(prefix: string): Promise<TempHome> {
  */
 export async function writeCodexConfig(home: TempHome, baseUrl: string): Promise<void> {
   await mkdir(join(home.path, '.codex'));
-  const config = [
-    // A model codex has metadata for: with an unknown one it warns inside the turn's text.
-    'model = "gpt-5.4-mini"',
-    'model_provider = "fake"',
-    '',
-    '[model_providers.fake]',
-    'name = "fake model on 127.0.0.1"',
-    `base_url = "${baseUrl}"`,
-    'env_key = "OPENAI_API_KEY"',
-    'wire_api = "responses"',
-    '',
-  ].join('\n');
-  await writeFile(join(home.path, '.codex', 'config.toml'), config);
+  await writeFile(join(home.path, '.codex', 'config.toml'), codexConfig(baseUrl));
 }
 
 /**

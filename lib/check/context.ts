@@ -1,0 +1,255 @@
+/**
+ * What a check runs with: the agents it may start (the group's shared, initialized one, or one of
+ * its own), the bounds of its waits, the official schema, and the steps most checks share
+ * (initialize, a ping, a session).
+ *
+ * @packageDocumentation
+ */
+import type { JsonObject, JsonValue } from '../jsonrpc/message';
+import { AgentProcess } from './agent-process';
+import { type CheckGroup, CheckFailure, fail, notApplicable } from './outcome';
+import { AcpSchema } from './schema';
+import { shortText, type WireLine } from './wire-line';
+import type { WireTap } from './wire-tap';
+
+/** The bounds and switches of a run, resolved (see `CheckOptions`). */
+export interface CheckSettings {
+  /** The agent's program and arguments. */
+  readonly argv: readonly string[];
+  /** The agent's working directory. */
+  readonly cwd: string;
+  /** The `cwd` of the sessions the checks open (absolute). */
+  readonly sessionCwd: string;
+  readonly env: NodeJS.ProcessEnv | undefined;
+  /** How long to wait for an answer, or for a turn to end. */
+  readonly timeoutMs: number;
+  /** How long an agent has to exit once its stdin ends (and its tree to end after that). */
+  readonly exitTimeoutMs: number;
+  /** How long a cancelled turn has to end. */
+  readonly cancelTimeoutMs: number;
+  /** How long silence must last to show that nothing more comes (no answer to a notification). */
+  readonly quietMs: number;
+  /** Whether the agent can run turns (false: the turn checks are `n/a`). */
+  readonly canRunTurns: boolean;
+  /** Lets the turns a fake model holds open go on (with `--model-stub`): the agent writes again. */
+  readonly finishHeldTurns?: () => void;
+}
+
+/** A method no agent has, to see how unknown requests are answered (and to ping). */
+export const UNKNOWN_METHOD = 'acp-wire/check-unknown-method';
+
+/** How long a stopped run's agents have to exit at their stdin's end before SIGTERM (and then SIGKILL). */
+const HURRIED_CLOSE_MS = 200;
+
+/** The client's name in `initialize`. */
+const CLIENT_INFO: JsonObject = { name: 'acp-wire-check', version: '1' };
+
+/** `initialize` params offering `version`, readable by a v1 and a v2 agent alike (each schema allows the other's fields). */
+export function initializeParams(version: number): JsonObject {
+  return {
+    protocolVersion: version,
+    info: CLIENT_INFO,
+    capabilities: {},
+    clientInfo: CLIENT_INFO,
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+  };
+}
+
+/** The state a run keeps between checks, and what each check is given. */
+export class CheckContext {
+  readonly settings: CheckSettings;
+  readonly schema = new AcpSchema();
+  /** Every agent process the run started, in order. */
+  readonly processes: AgentProcess[] = [];
+  /** What one check leaves for a later one (by the later one's id). */
+  readonly memo = new Map<string, unknown>();
+  readonly #clock: () => number;
+  readonly #tap: WireTap | undefined;
+  #nextId = 0;
+  #shared: { group: CheckGroup; agent: Promise<AgentProcess> } | undefined;
+  #own: AgentProcess[] = [];
+  #kept: AgentProcess[] = [];
+  #group: CheckGroup = 'framing';
+  #closeTimeoutMs: number;
+
+  constructor(settings: CheckSettings, clock: () => number, tap: WireTap | undefined) {
+    this.settings = settings;
+    this.#clock = clock;
+    this.#tap = tap;
+    this.#closeTimeoutMs = settings.exitTimeoutMs;
+  }
+
+  /** The run is stopped: agents still running get SIGTERM at once when they are closed, not after `exitTimeoutMs`. */
+  hurry(): void {
+    this.#closeTimeoutMs = Math.min(this.#closeTimeoutMs, HURRIED_CLOSE_MS);
+  }
+
+  /** Marks the start of a check of `group` (the shared agent belongs to one group). */
+  async enterGroup(group: CheckGroup): Promise<void> {
+    if (this.#shared && this.#shared.group !== group) await this.closeShared();
+    this.#group = group;
+  }
+
+  /**
+   * The current group's agent, initialized with an offer of {@link CheckContext.offer} (started on
+   * first use, and again after one that died).
+   *
+   * @throws CheckFailure when `initialize` is not answered with a result
+   */
+  async agent(): Promise<AgentProcess> {
+    if (this.#shared) {
+      const agent = await this.#shared.agent.catch(() => undefined);
+      if (agent && !agent.isOutputEnded) return agent;
+      this.#shared = undefined;
+    }
+    const agent = this.#initialized(this.#start());
+    this.#shared = { group: this.#group, agent };
+    return agent;
+  }
+
+  /** Starts an agent for the current check only (not initialized); it is ended when the check ends. */
+  spawn(): AgentProcess {
+    const agent = this.#start();
+    this.#own.push(agent);
+    return agent;
+  }
+
+  /** Keeps an agent the current check started running until its group ends (for the group's next check). */
+  keepForGroup(agent: AgentProcess): void {
+    this.#own = this.#own.filter((other) => other !== agent);
+    this.#kept.push(agent);
+  }
+
+  /** Ends the agents the current check started. */
+  async closeOwn(): Promise<void> {
+    const own = this.#own;
+    this.#own = [];
+    await Promise.all(own.map((agent) => agent.close(this.#closeTimeoutMs)));
+  }
+
+  /** Ends the group's agents: the shared one, and those kept for the group. */
+  async closeShared(): Promise<void> {
+    const shared = this.#shared;
+    const kept = this.#kept;
+    this.#shared = undefined;
+    this.#kept = [];
+    const agent = await shared?.agent.catch(() => undefined);
+    await Promise.all([...kept, ...(agent ? [agent] : [])].map((each) => each.close(this.#closeTimeoutMs)));
+  }
+
+  /**
+   * Sends `initialize` offering `version` and waits for its answer.
+   *
+   * @throws CheckFailure when there is none within the timeout
+   */
+  async initialize(agent: AgentProcess, version: number): Promise<WireLine> {
+    return this.expectAnswer(agent, 'initialize', initializeParams(version));
+  }
+
+  /**
+   * Sends a request and returns its answer.
+   *
+   * @throws CheckFailure (`fail`) when there is none within the timeout, naming the request and the agent's state
+   */
+  async expectAnswer(agent: AgentProcess, method: string, params?: JsonValue): Promise<WireLine> {
+    const line = await agent.call(method, params, this.settings.timeoutMs);
+    if (line) return line;
+    throw new CheckFailure(fail(`no answer to ${method}${this.#within(agent)}${stateOf(agent)}`));
+  }
+
+  /**
+   * Checks that the agent still serves: a request of an unknown method gets an answer.
+   *
+   * @throws CheckFailure (`fail`) when it gets none, with `after` saying after what
+   */
+  async expectServing(agent: AgentProcess, after: string): Promise<void> {
+    const line = await agent.call(UNKNOWN_METHOD, undefined, this.settings.timeoutMs);
+    if (!line)
+      throw new CheckFailure(
+        fail(`stopped serving after ${after}: no answer to a request within ${this.settings.timeoutMs} ms${stateOf(agent)}`),
+      );
+  }
+
+  /** The negotiated protocol version of an agent (from its `initialize` answer), when it is 1 or 2. */
+  versionOf(agent: AgentProcess): 1 | 2 | undefined {
+    const version = this.memo.get(versionKey(agent));
+    return version === 1 || version === 2 ? version : undefined;
+  }
+
+  /** Throws `n/a` unless the agent can run turns. */
+  requireTurns(): void {
+    if (!this.settings.canRunTurns) throw new CheckFailure(notApplicable('turns are not run (--no-turns)'));
+  }
+
+  /** Resolves after `ms` (a bounded pause of a check: silence that proves something). */
+  pause(ms: number): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, ms));
+  }
+
+  /** ` within N ms`, unless the agent's stdout has ended (then no wait was the reason). */
+  #within(agent: AgentProcess): string {
+    return agent.isOutputEnded ? '' : ` within ${this.settings.timeoutMs} ms`;
+  }
+
+  #start(): AgentProcess {
+    const [command, ...args] = this.settings.argv;
+    const agent = AgentProcess.spawn(command!, args, {
+      cwd: this.settings.cwd,
+      env: this.settings.env,
+      clock: this.#clock,
+      tap: this.#tap,
+      nextId: () => ++this.#nextId,
+    });
+    this.processes.push(agent);
+    return agent;
+  }
+
+  /**
+   * The version the current group offers: 1 where turns run (the turn checks speak the stable ACP
+   * v1, where a turn ends with the prompt's answer), 2 elsewhere.
+   */
+  get offer(): 1 | 2 {
+    return this.#group === 'sessions' || this.#group === 'lifecycle' ? 1 : 2;
+  }
+
+  async #initialized(agent: AgentProcess): Promise<AgentProcess> {
+    const answer = await this.initialize(agent, this.offer);
+    const result = answer.message?.result as JsonObject | undefined;
+    if (result === undefined) throw new CheckFailure(fail(`initialize was answered with an error: ${shortText(answer.text)}`));
+    this.memo.set(versionKey(agent), result.protocolVersion);
+    return agent;
+  }
+
+  /** Records the version an agent's `initialize` answer negotiated. */
+  noteVersion(agent: AgentProcess, answer: WireLine): void {
+    const result = answer.message?.result as JsonObject | undefined;
+    if (result !== undefined) this.memo.set(versionKey(agent), result.protocolVersion);
+  }
+}
+
+const versionKey = (agent: AgentProcess): string => `version:${agent.pid ?? -1}`;
+
+/** `: it exited (code 1); stderr: …`, or `` while it runs. */
+export function stateOf(agent: AgentProcess): string {
+  const exit = agent.exit;
+  const excerpt = stderrExcerpt(agent);
+  const stderr = excerpt === '' ? '' : `; stderr: ${excerpt}`;
+  if (exit?.error) return `: it could not start (${exit.error.message})`;
+  if (exit) return `: it exited (${exit.signal ?? `code ${exit.code}`})${stderr}`;
+  if (agent.isOutputEnded) return `: its stdout ended${stderr}`;
+  return '';
+}
+
+/** What an agent's stderr says about its end: its last line naming an error (its last lines otherwise), shortened. */
+export function stderrExcerpt(agent: AgentProcess): string {
+  const lines = agent.stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+  const error = lines.findLast((line) => /^\w*Error\b/.test(line));
+  // Its cause, when the error line does not say it (`Internal error: {` and the data below).
+  const cause = lines.findLast((line) => /EPIPE|Broken pipe|\bE[A-Z]{3,}\b/.test(line));
+  if (error === undefined) return shortText(cause ?? lines.slice(-3).join(' | '));
+  if (cause === undefined || error.includes(cause) || /EPIPE|Broken pipe/.test(error)) return shortText(error);
+  return shortText(`${error} … ${cause}`);
+}

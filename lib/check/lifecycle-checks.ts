@@ -1,0 +1,132 @@
+/**
+ * The lifecycle checks: the agent exits when its stdin ends, leaves no process of its tree behind,
+ * and survives (does not crash on) a client that disappears mid-turn.
+ *
+ * @packageDocumentation
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import type { AgentProcess } from './agent-process';
+import { type CheckContext, stderrExcerpt } from './context';
+import { type Check, type CheckOutcome, fail, notApplicable, pass } from './outcome';
+import { sendPrompt, turnUnderWay } from './turns';
+import { shortText } from './wire-line';
+
+const STDIN_END_KEY = 'lifecycle:stdin-end';
+
+/** Resolves true once the agent has exited, false after `ms`. */
+async function exitsWithin(agent: AgentProcess, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([agent.exited.then(() => true), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The live processes of a process group, as `pid (name)` (Linux `/proc`; elsewhere: none known by name). */
+function groupMembers(pgid: number): string[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  return entries.flatMap((entry) => {
+    if (!/^[0-9]+$/.test(entry)) return [];
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      return Number(pgrp) === pgid && state !== 'Z' && state !== 'X' ? [`${entry} (${name})`] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** An initialized agent of its own, with a session and a finished turn when turns run (so that its helpers have started). */
+async function busyAgent(context: CheckContext): Promise<AgentProcess> {
+  const agent = context.spawn();
+  context.noteVersion(agent, await context.initialize(agent, context.offer));
+  if (!context.settings.canRunTurns) return agent;
+  const answer = await context.expectAnswer(agent, 'session/new', { cwd: context.settings.sessionCwd, mcpServers: [] });
+  const sessionId = (answer.message?.result as { sessionId?: unknown } | undefined)?.sessionId;
+  if (typeof sessionId === 'string') await agent.answer(sendPrompt(context, { agent, sessionId }, false), context.settings.timeoutMs);
+  return agent;
+}
+
+const stdinEnd: Check = {
+  id: 'lifecycle.stdin-end',
+  group: 'lifecycle',
+  title: 'the agent exits when its stdin ends',
+  async run(context) {
+    const agent = await busyAgent(context);
+    const start = performance.now();
+    agent.endInput();
+    const hasExited = await exitsWithin(agent, context.settings.exitTimeoutMs);
+    context.keepForGroup(agent);
+    context.memo.set(STDIN_END_KEY, agent);
+    if (!hasExited) return fail(`still running ${context.settings.exitTimeoutMs} ms after its stdin ended`);
+    const exit = agent.exit!;
+    return pass(`exited (${exit.signal ?? `code ${exit.code}`}) ${Math.round(performance.now() - start)} ms after its stdin ended`);
+  },
+};
+
+const noLeftover: Check = {
+  id: 'lifecycle.no-leftover',
+  group: 'lifecycle',
+  title: 'once the agent has exited (at the end of its stdin, or SIGTERM), nothing of its process group runs',
+  async run(context) {
+    const agent = context.memo.get(STDIN_END_KEY) as AgentProcess | undefined;
+    const group = agent?.tree.group;
+    if (!agent || agent.pid === undefined) return notApplicable('lifecycle.stdin-end did not start an agent');
+    if (!group) return notApplicable('no process groups on this platform');
+    let how = 'its stdin ended';
+    if (!agent.exit) {
+      process.kill(agent.pid, 'SIGTERM');
+      how = 'SIGTERM (to the agent alone)';
+      if (!(await exitsWithin(agent, context.settings.exitTimeoutMs))) return notApplicable(`it did not exit after ${how} either`);
+    }
+    if (await group.waitUntilEmpty(context.settings.exitTimeoutMs)) return pass(`exited after ${how}`);
+    const members = groupMembers(group.pgid);
+    return fail(
+      `${context.settings.exitTimeoutMs} ms after the agent exited (after ${how}), its group still runs ${members.join(', ') || 'processes'}`,
+    );
+  },
+};
+
+/** The outcome once the client has gone: exited with code 0, still running, or ended with an error (a code, a signal). */
+async function afterClientGone(context: CheckContext, agent: AgentProcess): Promise<CheckOutcome> {
+  if (!(await exitsWithin(agent, context.settings.exitTimeoutMs))) {
+    return pass(`still running ${context.settings.exitTimeoutMs} ms after its client went (no error exit)`);
+  }
+  const exit = agent.exit!;
+  if (exit.code === 0) return pass('exited with code 0');
+  const excerpt = stderrExcerpt(agent);
+  const stderr = excerpt === '' ? '' : `; stderr: ${excerpt}`;
+  return fail(`it ended with an error when its client went away mid-turn: exit ${exit.signal ?? `code ${exit.code}`}${stderr}`);
+}
+
+const clientGone: Check = {
+  id: 'lifecycle.client-gone',
+  group: 'lifecycle',
+  title: 'when its client disappears mid-turn, the agent exits with code 0 (or runs on), not with an error',
+  async run(context) {
+    if (!context.settings.canRunTurns) return notApplicable('turns are not run (--no-turns)');
+    const agent = context.spawn();
+    context.noteVersion(agent, await context.initialize(agent, context.offer));
+    const answer = await context.expectAnswer(agent, 'session/new', { cwd: context.settings.sessionCwd, mcpServers: [] });
+    const sessionId = (answer.message?.result as { sessionId?: unknown } | undefined)?.sessionId;
+    if (typeof sessionId !== 'string') return fail(`session/new was not answered with a sessionId: ${shortText(answer.text)}`);
+    const session = { agent, sessionId };
+    await turnUnderWay(context, session, sendPrompt(context, session, true));
+    agent.disappear();
+    // The model goes on: the agent has more to write, to a client that has gone.
+    context.settings.finishHeldTurns?.();
+    return afterClientGone(context, agent);
+  },
+};
+
+/** The lifecycle group. */
+export const LIFECYCLE_CHECKS: readonly Check[] = [stdinEnd, noLeftover, clientGone];

@@ -1,0 +1,142 @@
+/**
+ * `acp-wire check "<agent command>"`: runs the battery of protocol checks against an agent and
+ * prints the report.
+ *
+ * @packageDocumentation
+ */
+import { splitCommandLine } from '../chain/command-line';
+import { formatCheckReport } from '../check/format';
+import { STUBBED_AGENTS, stubbedAgentOf } from '../check/model-stub';
+import type { CheckResult } from '../check/outcome';
+import { type CheckOptions, checkAgent, selectChecks } from '../check/run';
+import { UsageError, parseCommandArguments, parseMilliseconds } from './arguments';
+import { STOP_SIGNALS, type StopSignal } from './shutdown';
+import { report as reportLine, type Subcommand } from './subcommand';
+
+const NAME = 'check';
+
+const HELP = `usage: acp-wire check [options] [--] "<agent command>"
+
+Starts the agent (split into words as a shell would, without a shell; started again where a check
+needs a fresh one), plays the client side of a battery of checks over its stdio, byte for byte,
+and prints one line per check: pass, fail with what broke the rule, or n/a with the reason,
+grouped as framing, json-rpc, initialize, sessions and lifecycle (see docs/check.md).
+
+options:
+  --json               print the report as JSON (for CI)
+  --trace-file PATH    write every message of the run to PATH, in the trace format
+                       "acp-wire trace view PATH" shows
+  --no-turns           do not run turns (session/prompt): the turn checks are n/a; for an agent
+                       that has no model to talk to
+  --model-stub         start a fake model server on 127.0.0.1 for an agent whose backend acp-wire
+                       knows (codex-acp: the OpenAI Responses API; claude-code-acp and
+                       claude-agent-acp: the Anthropic Messages API), and point the agent at it
+                       in a throwaway $HOME
+  --env NAME=VALUE     set a variable in the agent's environment (repeatable)
+  --only NAME          run only this check or group (repeatable)
+  --timeout MS         how long to wait for an answer or a turn (default 10000)
+  --cancel-timeout MS  how long a cancelled turn has to end (default 3000)
+  --exit-timeout MS    how long the agent has to exit once its stdin ends (default 3000)
+  -h, --help           show this text
+
+exit codes: 0 when no check fails; 1 when one fails; 2 for bad usage; 130 (SIGINT) or 143
+(SIGTERM) when stopped, once every agent it started has been ended.`;
+
+const OPTIONS = {
+  json: { type: 'boolean' },
+  'trace-file': { type: 'string' },
+  'no-turns': { type: 'boolean' },
+  'model-stub': { type: 'boolean' },
+  env: { type: 'string', multiple: true },
+  only: { type: 'string', multiple: true },
+  timeout: { type: 'string' },
+  'cancel-timeout': { type: 'string' },
+  'exit-timeout': { type: 'string' },
+} as const;
+
+/** Parsed `check` arguments. */
+interface CheckArgs {
+  readonly command: string | string[];
+  readonly isJson: boolean;
+  readonly options: CheckOptions;
+}
+
+function milliseconds(option: string, value: string | boolean | string[] | undefined): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const ms = parseMilliseconds(option, value);
+  if (ms === 0) throw new UsageError(`${option} needs a positive number of milliseconds, got "0"`);
+  return ms;
+}
+
+function environment(pairs: string[] | undefined): NodeJS.ProcessEnv | undefined {
+  if (pairs === undefined) return undefined;
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const pair of pairs) {
+    const equals = pair.indexOf('=');
+    if (equals < 1) throw new UsageError(`--env needs NAME=VALUE, got ${JSON.stringify(pair)}`);
+    env[pair.slice(0, equals)] = pair.slice(equals + 1);
+  }
+  return env;
+}
+
+function parseCheckArgs(argv: readonly string[]): CheckArgs {
+  const { values, positionals } = parseCommandArguments(argv, OPTIONS);
+  if (positionals.length === 0) throw new UsageError('give the agent command, e.g. acp-wire check "node agent.js"');
+  const only = values.only as string[] | undefined;
+  try {
+    selectChecks(only);
+  } catch (error) {
+    throw new UsageError(`--only: ${(error as Error).message}`);
+  }
+  const options: CheckOptions = {
+    env: environment(values.env as string[] | undefined),
+    only,
+    turns: values['no-turns'] !== true,
+    traceFile: values['trace-file'] as string | undefined,
+    timeoutMs: milliseconds('--timeout', values.timeout),
+    cancelTimeoutMs: milliseconds('--cancel-timeout', values['cancel-timeout']),
+    exitTimeoutMs: milliseconds('--exit-timeout', values['exit-timeout']),
+  };
+  // One word: a command line to split; more (after --): the program and its arguments.
+  const command = positionals.length === 1 ? positionals[0]! : positionals;
+  const hasModelStub = values['model-stub'] === true;
+  if (hasModelStub && !stubbedAgentOf(typeof command === 'string' ? splitCommandLine(command) : command)) {
+    throw new UsageError(`--model-stub knows ${Object.keys(STUBBED_AGENTS).join(', ')}; for another agent, give its model with --env`);
+  }
+  return { command, isJson: values.json === true, options: { ...options, modelStub: hasModelStub } };
+}
+
+/** Progress on stderr while a check runs long (a real agent): one short line per result. */
+function progress(result: CheckResult): void {
+  if (process.stderr.isTTY) process.stderr.write(`${result.status.padEnd(4)} ${result.id}\n`);
+}
+
+/** The `check` subcommand. */
+export const check: Subcommand = {
+  name: NAME,
+  summary: "check an agent against the protocol's transport rules and print a report",
+  help: HELP,
+  async run(argv) {
+    const args = parseCheckArgs(argv);
+    const controller = new AbortController();
+    let stoppedBy: StopSignal | undefined;
+    const stop = (signal: StopSignal): void => {
+      stoppedBy ??= signal;
+      controller.abort(new Error(`stopped by ${signal}`));
+    };
+    const onInt = (): void => stop('SIGINT');
+    const onTerm = (): void => stop('SIGTERM');
+    process.on('SIGINT', onInt).on('SIGTERM', onTerm);
+    try {
+      const report = await checkAgent(args.command, { ...args.options, onResult: progress, signal: controller.signal });
+      process.stdout.write(args.isJson ? `${JSON.stringify(report, null, 2)}\n` : formatCheckReport(report));
+      return report.isOk ? 0 : 1;
+    } catch (error) {
+      if (stoppedBy === undefined) throw error;
+      reportLine(NAME, `stopped by ${stoppedBy}: every agent it started has been ended`);
+      return STOP_SIGNALS[stoppedBy];
+    } finally {
+      process.removeListener('SIGINT', onInt).removeListener('SIGTERM', onTerm);
+    }
+  },
+};

@@ -1,0 +1,193 @@
+/**
+ * `checkAgent()` (what `acp-wire check` runs): every check passes against the conformance agent,
+ * and each check fails, with its message, against the fixture agent that breaks its rule
+ * (spec/fixtures/check/broken-agent.ts `--break CHECK-ID`).
+ */
+import { expect } from 'chai';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CHECKS } from '../../lib/check/battery';
+import type { CheckReport, CheckResult } from '../../lib/check/outcome';
+import { type CheckOptions, checkAgent } from '../../lib/check/run';
+import { TRACE_EVENT_SCHEMA } from '../../lib/trace/events';
+import { CONFORMANCE_AGENT, ensureBuilt, fixtureArgs, useBuild } from '../helpers/processes';
+import Ajv2020 from 'ajv/dist/2020';
+
+/** Short bounds: the fixtures answer at once, so only a broken rule waits this long. */
+const FAST: CheckOptions = { timeoutMs: 2000, cancelTimeoutMs: 1000, exitTimeoutMs: 1500, quietMs: 150 };
+/** Where every check passes, nothing waits for a bound: generous ones cost nothing and hold under load. */
+const ROOMY: CheckOptions = { timeoutMs: 5000, cancelTimeoutMs: 2000, exitTimeoutMs: 3000, quietMs: 150 };
+
+function brokenAgent(id: string): string[] {
+  return [process.execPath, ...fixtureArgs('check/broken-agent', ['--break', id])];
+}
+
+function resultOf(report: CheckReport, id: string): CheckResult {
+  const result = report.results.find((each) => each.id === id);
+  if (!result) throw new Error(`no result for ${id} in ${JSON.stringify(report.results.map((each) => each.id))}`);
+  return result;
+}
+
+/**
+ * Each break mode, the checks run with it (the broken one, and those it needs: a final check reads
+ * what others saw), and the message its failure must carry.
+ */
+const BREAKS: readonly { id: string; with?: readonly string[]; message: RegExp }[] = [
+  { id: 'framing.crlf', message: /ended by CRLF was answered as a parse error: \{"jsonrpc":"2\.0","id":null,"error":\{"code":-32700/ },
+  { id: 'framing.utf8', message: /^the id "ü-✓-😀" came back as "ü-✓-\uFFFD+"/u },
+  { id: 'framing.malformed-line', message: /^no answer within 2000 ms to a malformed line; it still serves$/ },
+  {
+    id: 'framing.json-lines',
+    with: ['json-rpc.unknown-method'],
+    message: /^1 of \d+ lines are not one JSON object; the first: broken-agent 1\.0 starting…$/,
+  },
+  { id: 'json-rpc.id-echo', message: /^the id 9007199254740993 came back as 9007199254740992: / },
+  { id: 'json-rpc.unknown-method', message: /^acp-wire\/check-unknown-method was answered with -32603: / },
+  { id: 'json-rpc.unknown-notification', message: /^a notification was answered: \{"jsonrpc":"2\.0","id":null,"error":\{"code":-32601/ },
+  {
+    id: 'json-rpc.dollar-notification',
+    message:
+      /^a notification was answered: \{"jsonrpc":"2\.0","error":\{"code":-32601,"message":"Method not found","data":"\$\/acp-wire-check-unknown"\}\}$/,
+  },
+  {
+    id: 'json-rpc.one-answer',
+    with: ['json-rpc.unknown-method'],
+    message: /^acp-wire\/check-unknown-method \(id \d+\) was answered 2 times; the second: /,
+  },
+  {
+    id: 'initialize.offer-1',
+    message: /^the offer of 1 was answered with 3, neither 1 nor its latest version \(2, its answer to an offer of 99\)$/,
+  },
+  { id: 'initialize.offer-2', message: /^the offer of 2 was answered with protocolVersion "2\.0", not a version/ },
+  { id: 'initialize.offer-99', with: ['initialize.offer-2'], message: /^the offer of 99 was answered with 99: a version no agent speaks$/ },
+  {
+    id: 'initialize.capabilities',
+    with: ['initialize.offer-2'],
+    message: /^1 schema error\(s\): v2 InitializeResponse\/capabilities must be object/,
+  },
+  { id: 'initialize.second', message: /^no answer to initialize within 2000 ms$/ },
+  { id: 'sessions.new', message: /^session\/new was not answered with a sessionId: \{"jsonrpc":"2\.0","id":\d+,"result":\{\}\}$/ },
+  { id: 'sessions.turn', message: /PromptResponse\/stopReason must be equal to constant/ },
+  { id: 'sessions.session-cancel', message: /^the prompt was not answered within 1000 ms of session\/cancel$/ },
+  {
+    id: 'sessions.after-cancel',
+    with: ['sessions.session-cancel'],
+    message: /^the prompt after a cancelled turn ended end_turn after \d+ ms with 0 agent_message_chunk update\(s\)$/,
+  },
+  { id: 'sessions.cancel-request', message: /^ignored: no answer to the prompt within 1000 ms; session\/cancel then ended it cancelled$/ },
+  {
+    id: 'sessions.updates-valid',
+    with: ['sessions.turn'],
+    message: /SessionNotification\/update\/content\/text must be string .* in \{"jsonrpc":"2\.0","method":"session\/update"/,
+  },
+  { id: 'lifecycle.stdin-end', message: /^still running 1500 ms after its stdin ended$/ },
+  {
+    id: 'lifecycle.no-leftover',
+    with: ['lifecycle.stdin-end'],
+    message: /^1500 ms after the agent exited \(after its stdin ended\), its group still runs \d+ \(node\)$/,
+  },
+  {
+    id: 'lifecycle.client-gone',
+    message: /^it ended with an error when its client went away mid-turn: exit code 70; stderr: Error: write EPIPE$/,
+  },
+];
+
+describe('checkAgent() (acp-wire check)', function () {
+  this.timeout(60_000);
+  useBuild();
+
+  describe('against the conformance agent', () => {
+    let report: CheckReport;
+    let traceDir: string;
+
+    before(async () => {
+      traceDir = mkdtempSync(join(tmpdir(), 'acp-wire-check-'));
+      report = await checkAgent([process.execPath, CONFORMANCE_AGENT], { ...ROOMY, traceFile: join(traceDir, 'check.jsons') });
+    });
+
+    after(() => rmSync(traceDir, { recursive: true, force: true }));
+
+    it('runs every check of the battery, grouped, and every one passes', () => {
+      expect(report.results.map((result) => result.id)).to.deep.equal(CHECKS.map((check) => check.id));
+      expect(report.results.filter((result) => result.status !== 'pass')).to.deep.equal([]);
+      expect(report).to.include({ isOk: true }).and.have.deep.property('counts', { pass: CHECKS.length, fail: 0, 'n/a': 0 });
+    });
+
+    it('says which version each offer got, and how $/cancel_request ended the prompt', () => {
+      expect(resultOf(report, 'initialize.offer-1').message).to.equal('answered 1');
+      expect(resultOf(report, 'initialize.offer-99').message).to.equal('answered 2');
+      expect(resultOf(report, 'sessions.cancel-request').message).to.equal('honoured: the prompt ended error -32800 "Request cancelled"');
+    });
+
+    it('writes the session to the trace file: valid trace events, the initialize of each agent among them', () => {
+      const events = readFileSync(join(traceDir, 'check.jsons'), 'utf8')
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      const validate = new Ajv2020({ strict: false }).compile(TRACE_EVENT_SCHEMA);
+      expect(events.filter((event) => !validate(event))).to.deep.equal([]);
+      const initializes = events.filter((event) => event.type === 'request' && event.method === 'initialize' && event.from === 'Client');
+      expect(initializes.length).to.be.greaterThan(5);
+      expect(events.some((event) => event.type === 'notification' && event.method === 'session/update' && event.from === 'Agent')).to.equal(
+        true,
+      );
+    });
+  });
+
+  it('with turns: false, the turn checks are n/a and the others pass', async () => {
+    const report = await checkAgent([process.execPath, CONFORMANCE_AGENT], {
+      ...FAST,
+      turns: false,
+      only: ['sessions', 'lifecycle.client-gone'],
+    });
+    expect(report.results.map((result) => [result.id, result.status])).to.deep.equal([
+      ['sessions.new', 'n/a'],
+      ['sessions.turn', 'n/a'],
+      ['sessions.session-cancel', 'n/a'],
+      ['sessions.after-cancel', 'n/a'],
+      ['sessions.cancel-request', 'n/a'],
+      ['sessions.updates-valid', 'n/a'],
+      ['lifecycle.client-gone', 'n/a'],
+    ]);
+    expect(report.isOk).to.equal(true);
+  });
+
+  it('reports a command that cannot start as failures, and ends', async () => {
+    const report = await checkAgent(['/nonexistent/acp-agent'], { ...FAST, only: ['json-rpc.unknown-method'] });
+    expect(resultOf(report, 'json-rpc.unknown-method')).to.include({ status: 'fail' });
+    expect(resultOf(report, 'json-rpc.unknown-method').message).to.match(
+      /^no answer to initialize: it could not start \(spawn \/nonexistent\/acp-agent ENOENT\)$/,
+    );
+    expect(report.isOk).to.equal(false);
+  });
+
+  it('refuses an unknown check name and invalid bounds', async () => {
+    await checkAgent(['true'], { only: ['framing.nope'] }).then(
+      () => expect.fail('resolved'),
+      (error: unknown) => expect(error).to.be.instanceOf(RangeError).with.property('message', 'no check or group named "framing.nope"'),
+    );
+    await checkAgent(['true'], { timeoutMs: 0 }).then(
+      () => expect.fail('resolved'),
+      (error: unknown) =>
+        expect(error).to.be.instanceOf(RangeError).with.property('message', 'timeoutMs must be a positive number of milliseconds'),
+    );
+  });
+
+  describe('against an agent that breaks one rule (each check fails on its own fixture)', () => {
+    before(() => ensureBuilt());
+    it('has a break mode for every check', () => {
+      expect(BREAKS.map((mode) => mode.id)).to.have.members(CHECKS.map((check) => check.id));
+    });
+
+    for (const mode of BREAKS) {
+      it(`${mode.id} fails, with what broke it`, async () => {
+        const report = await checkAgent(brokenAgent(mode.id), { ...FAST, only: [mode.id, ...(mode.with ?? [])] });
+        const result = resultOf(report, mode.id);
+        expect(result.status, result.message).to.equal('fail');
+        expect(result.message).to.match(mode.message);
+        expect(report.isOk).to.equal(false);
+      });
+    }
+  });
+});

@@ -1,0 +1,110 @@
+/**
+ * `acp-wire check` as a user runs it (`node dist/bin/acp-wire.js check …`): the report on stdout
+ * (text or `--json`), exit 0 only when no check fails, usage errors (exit 2, one line).
+ */
+import { expect } from 'chai';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CheckReport } from '../../lib/check/outcome';
+import { CHECKS } from '../../lib/check/battery';
+import { CLI, CONFORMANCE_AGENT, ROOT, fixtureArgs, useBuild } from '../helpers/processes';
+import { descendants, processesEnded } from '../helpers/process-table';
+import { commandLine } from '../helpers/real-peers';
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `acp-wire check …` to its end, bounded in time. */
+function check(...args: string[]): Run {
+  const result = spawnSync(process.execPath, [CLI, 'check', ...args], { cwd: ROOT, encoding: 'utf8', input: '', timeout: 30_000 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+const FAST = ['--timeout', '2000', '--cancel-timeout', '1000', '--exit-timeout', '1500'];
+const ROOMY = ['--timeout', '5000', '--cancel-timeout', '2000', '--exit-timeout', '3000'];
+
+describe('acp-wire check', function () {
+  this.timeout(40_000);
+  useBuild();
+
+  it('--json against the conformance agent: every check passes, exit 0', () => {
+    const run = check('--json', ...ROOMY, commandLine(process.execPath, CONFORMANCE_AGENT));
+    expect(run.status, run.stderr).to.equal(0);
+    const report = JSON.parse(run.stdout) as CheckReport;
+    expect(report).to.include({ isOk: true, command: commandLine(process.execPath, CONFORMANCE_AGENT) });
+    expect(report.results.map((result) => [result.id, result.status])).to.deep.equal(CHECKS.map((each) => [each.id, 'pass']));
+  });
+
+  it('against an agent that answers $/ notifications: the failing line and its message, the counts, exit 1', () => {
+    const agent = [process.execPath, ...fixtureArgs('check/broken-agent', ['--break', 'json-rpc.dollar-notification'])];
+    const run = check(...FAST, '--only', 'json-rpc', '--', ...agent);
+    expect(run.status, run.stderr).to.equal(1);
+    const lines = run.stdout.split('\n');
+    const failing = lines.findIndex((line) => line.startsWith('  fail  json-rpc.dollar-notification  '));
+    expect(failing, run.stdout).to.be.greaterThan(0);
+    expect(lines[failing + 1]!.trim()).to.equal(
+      'a notification was answered: {"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found","data":"$/acp-wire-check-unknown"}}',
+    );
+    expect(lines).to.include('json-rpc').and.include('5 checks: 4 pass, 1 fail, 0 n/a');
+    expect(lines.filter((line) => line.startsWith('  pass  '))).to.have.length(4);
+  });
+
+  it('on SIGINT, ends every agent it started and exits 130 with one line', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'acp-wire-check-'));
+    const trace = join(dir, 'check.jsons');
+    // An agent that does not exit at the end of its stdin: the check waits for it (up to 20 s).
+    const agent = [process.execPath, ...fixtureArgs('check/broken-agent', ['--break', 'lifecycle.stdin-end'])];
+    const args = ['check', '--only', 'lifecycle.stdin-end', '--exit-timeout', '20000', '--trace-file', trace, '--', ...agent];
+    const cli = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    cli.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
+    try {
+      // The turn's answer is in the trace: the agent's stdin has ended, the check is waiting for its exit.
+      while (!readTrace(trace).includes('"stopReason":"end_turn"')) await new Promise((resolve) => setTimeout(resolve, 20));
+      const started = descendants(cli.pid!);
+      expect(started).to.not.deep.equal([]);
+      cli.kill('SIGINT');
+      const [code] = (await once(cli, 'exit')) as [number | null];
+      expect(code).to.equal(130);
+      expect(stderr).to.equal('acp-wire check: stopped by SIGINT: every agent it started has been ended\n');
+      await processesEnded(started);
+    } finally {
+      cli.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('--help prints the usage and exits 0', () => {
+    const run = check('--help');
+    expect(run).to.include({ status: 0, stderr: '' });
+    expect(run.stdout.split('\n')[0]).to.equal('usage: acp-wire check [options] [--] "<agent command>"');
+  });
+
+  const usage: [string[], string][] = [
+    [[], 'give the agent command, e.g. acp-wire check "node agent.js"'],
+    [['--only', 'nope', 'agent'], '--only: no check or group named "nope"'],
+    [['--timeout', '0', 'agent'], '--timeout needs a positive number of milliseconds, got "0"'],
+    [['--env', 'NOVALUE', 'agent'], '--env needs NAME=VALUE, got "NOVALUE"'],
+    [['--json=1', 'agent'], '--json takes no value'],
+  ];
+  for (const [args, message] of usage) {
+    it(`acp-wire check ${args.map((arg) => JSON.stringify(arg)).join(' ')}: exit 2, one line, nothing started`, () => {
+      expect(check(...args)).to.deep.equal({ status: 2, stdout: '', stderr: `acp-wire check: ${message} (see acp-wire check --help)\n` });
+    });
+  }
+});
+
+/** The trace file's text so far ('' before it exists). */
+function readTrace(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
