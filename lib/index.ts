@@ -28,6 +28,9 @@ export {
   SESSION_PROMPT_METHOD,
   SESSION_REQUEST_PERMISSION_METHOD,
   SESSION_UPDATE_METHOD,
+  SESSION_CLOSE_METHOD,
+  SESSION_LOAD_METHOD,
+  SESSION_RESUME_METHOD,
   TERMINAL_METHODS,
 } from './acp/methods';
 export { isSessionUpdateKind } from './acp/types';
@@ -55,6 +58,7 @@ export type {
   AgentInitializeRequest,
   AgentNewSessionAnswer,
   AgentNewSessionRequest,
+  AgentAttachSessionRequest,
   AgentPromptRequest,
 } from './acp/agent';
 export { AgentTurn } from './acp/agent-turn';
@@ -136,6 +140,7 @@ export {
   HeartbeatTimeoutError,
   HttpStatusError,
   ResumeFailedError,
+  ServerGoingAwayError,
   WebSocketCloseCode,
   WebSocketCloseError,
 } from './transports/remote/errors';

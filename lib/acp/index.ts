@@ -29,6 +29,9 @@ export {
   SESSION_PROMPT_METHOD,
   SESSION_REQUEST_PERMISSION_METHOD,
   SESSION_UPDATE_METHOD,
+  SESSION_CLOSE_METHOD,
+  SESSION_LOAD_METHOD,
+  SESSION_RESUME_METHOD,
   TERMINAL_METHODS,
 } from './methods';
 export { isSessionUpdateKind } from './types';
@@ -56,6 +59,7 @@ export type {
   AgentInitializeRequest,
   AgentNewSessionAnswer,
   AgentNewSessionRequest,
+  AgentAttachSessionRequest,
   AgentPromptRequest,
 } from './agent';
 export { AgentTurn } from './agent-turn';

@@ -77,6 +77,7 @@ export function pushFrame(stream: Readable, frame: Buffer): boolean {
  */
 export class WebSocketStream extends Duplex {
   readonly #ws: WebSocket;
+  #peerClose: { readonly code: number; readonly reason: string } | undefined;
   readonly #heartbeat: Heartbeat | undefined;
   readonly #highWaterMark: number;
   /** Text written after the last newline: the start of a line still to come. */
@@ -170,6 +171,7 @@ export class WebSocketStream extends Duplex {
 
   readonly #onClose = (code: number, reason: Buffer): void => {
     this.#heartbeat?.stop();
+    this.#peerClose = { code, reason: reason.toString('utf8') };
     if (this.destroyed) return;
     if (NORMAL_CLOSE_CODES.has(code)) {
       this.#partial = '';
@@ -180,6 +182,11 @@ export class WebSocketStream extends Duplex {
     }
     this.destroy(new WebSocketCloseError(code, reason.toString('utf8'), false));
   };
+
+  /** The close code and reason the socket closed with, once it has closed (1005: the peer sent none). */
+  get peerClose(): { readonly code: number; readonly reason: string } | undefined {
+    return this.#peerClose;
+  }
 
   /** Closes the socket with 1001 (going away): the stream ends once the peer has answered, or is cut by the heartbeat. */
   closeGoingAway(): void {
