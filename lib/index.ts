@@ -47,6 +47,8 @@ export type {
   SessionUpdateHandler,
   SessionUpdateOptions,
 } from './acp/client';
+export { SessionLostError } from './acp/session-reattach';
+export type { ReattachOptions, ReattachedEvent } from './acp/session-reattach';
 export { PromptTurn } from './acp/turn';
 export type { PromptOptions, TurnResult } from './acp/turn';
 export type { AcpClientHandlers, ClientRequestContext, ClientRequestHandler, TerminalHandlers } from './acp/client-handlers';

@@ -48,6 +48,8 @@ export type {
   SessionUpdateHandler,
   SessionUpdateOptions,
 } from './client';
+export { SessionLostError } from './session-reattach';
+export type { ReattachOptions, ReattachedEvent } from './session-reattach';
 export { PromptTurn } from './turn';
 export type { PromptOptions, TurnResult } from './turn';
 export type { AcpClientHandlers, ClientRequestContext, ClientRequestHandler, TerminalHandlers } from './client-handlers';
