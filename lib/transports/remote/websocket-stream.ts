@@ -78,6 +78,7 @@ export function pushFrame(stream: Readable, frame: Buffer): boolean {
 export class WebSocketStream extends Duplex {
   readonly #ws: WebSocket;
   #peerClose: { readonly code: number; readonly reason: string } | undefined;
+  #isGoingAway = false;
   readonly #heartbeat: Heartbeat | undefined;
   readonly #highWaterMark: number;
   /** Text written after the last newline: the start of a line still to come. */
@@ -188,6 +189,11 @@ export class WebSocketStream extends Duplex {
     return this.#peerClose;
   }
 
+  /** Makes the end of the writable side close the socket with 1001 (going away) instead of 1000. */
+  markGoingAway(): void {
+    this.#isGoingAway = true;
+  }
+
   /** Closes the socket with 1001 (going away): the stream ends once the peer has answered, or is cut by the heartbeat. */
   closeGoingAway(): void {
     if (this.#ws.readyState === this.#ws.OPEN) this.#ws.close(WebSocketCloseCode.GoingAway, 'server shutting down');
@@ -222,7 +228,10 @@ export class WebSocketStream extends Duplex {
     this.#heartbeat?.stop();
     if (this.#partial !== '' && this.#ws.readyState === this.#ws.OPEN) this.#ws.send(this.#partial);
     this.#partial = '';
-    if (this.#ws.readyState === this.#ws.OPEN || this.#ws.readyState === this.#ws.CONNECTING) this.#ws.close(WebSocketCloseCode.Normal);
+    if (this.#ws.readyState === this.#ws.OPEN || this.#ws.readyState === this.#ws.CONNECTING) {
+      if (this.#isGoingAway) this.#ws.close(WebSocketCloseCode.GoingAway, 'server shutting down');
+      else this.#ws.close(WebSocketCloseCode.Normal);
+    }
     callback();
   }
 

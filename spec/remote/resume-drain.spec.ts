@@ -1,0 +1,146 @@
+/**
+ * A resumable server that drains: its busy clients finish their turns, then every client is closed
+ * with a typed "go elsewhere" (`ServerGoingAwayError`) and never resumes to it; an AcpClient with
+ * `reattach` re-attaches its sessions on another host when that host's agent can.
+ */
+import { expect } from 'chai';
+import {
+  AcpAgent,
+  AcpClient,
+  ErrorCode,
+  RpcError,
+  ServerGoingAwayError,
+  SessionLostError,
+  listenRemote,
+  type Connection,
+  type ReattachedEvent,
+  type RemoteListener,
+} from '../../lib';
+import { serveConformanceAgent } from '../../examples/conformance-agent';
+import { closeOf, expectTcpHandles, tcpHandles } from './remote-helpers';
+import { connectResuming, type ResumeTransport } from './resume-helpers';
+
+const listeners: RemoteListener[] = [];
+
+/** A resumable server on 127.0.0.1: the conformance agent, or `serve`. */
+async function startServer(
+  serve: (connection: Connection) => void = (connection) => serveConformanceAgent(connection),
+): Promise<RemoteListener> {
+  const listener = await listenRemote({ resume: { graceMs: 60_000 } }, serve);
+  listeners.push(listener);
+  return listener;
+}
+
+function urlOf(listener: RemoteListener, transport: ResumeTransport): string {
+  return transport === 'websocket' ? listener.url : listener.httpUrl;
+}
+
+/** An ACP v2 agent that answers turns with `done` and refuses or ignores re-attachment. */
+function plainAgent(connection: Connection, attach: 'unsupported' | 'unknown session'): void {
+  new AcpAgent(connection, {
+    info: { name: 'plain', version: '1' },
+    initialize: () => ({ capabilities: attach === 'unsupported' ? {} : { session: {} } }),
+    prompt: (turn) => void turn.sendText('done'),
+    attachSession: ({ sessionId }) => {
+      throw new RpcError(ErrorCode.ResourceNotFound, 'Resource not found', { sessionId });
+    },
+  });
+}
+
+describe('A resumable server that drains', () => {
+  let baseline: number;
+  beforeEach(() => {
+    baseline = tcpHandles();
+  });
+  afterEach(async () => {
+    await Promise.all(listeners.splice(0).map((listener) => listener.close()));
+    await expectTcpHandles(baseline);
+  });
+
+  for (const transport of ['websocket', 'http'] as const) {
+    it(`${transport}: closes an idle client at once and a busy one after its turn, each with ServerGoingAwayError, and neither resumes`, async function () {
+      this.timeout(20_000);
+      const server = await startServer();
+      let attempts = 0;
+      const reconnect = { onReconnecting: () => void attempts++ };
+      const events: string[] = [];
+      const idle = await connectResuming(urlOf(server, transport), transport, reconnect);
+      const busy = await connectResuming(urlOf(server, transport), transport, reconnect);
+      for (const client of [idle, busy]) await client.sendRequest('initialize', { protocolVersion: 1 });
+      const { sessionId } = (await busy.sendRequest('session/new', { cwd: '/', mcpServers: [] })) as { sessionId: string };
+      const idleClosed = closeOf(idle).then((close) => (events.push('idle closed'), close));
+      const busyClosed = closeOf(busy).then((close) => (events.push('busy closed'), close));
+      const turn = busy.sendRequest('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'a b c' }], _meta: { workMs: 300 } });
+      const answered = turn.then((answer) => (events.push('busy answered'), answer));
+      await busy.sendRequest('_test/echo', {}).then(undefined, () => {}); // the prompt has reached the agent
+
+      const drained = server.drain({ timeoutMs: 10_000 });
+      expect(await answered).to.include({ stopReason: 'end_turn' });
+      for (const closed of [await idleClosed, await busyClosed]) {
+        expect(closed.reason).to.equal('input error');
+        expect(closed.error).to.be.instanceOf(ServerGoingAwayError).and.include({ code: 'ACP_WIRE_SERVER_GOING_AWAY' });
+      }
+      expect((await busyClosed).error).to.include({ closeCode: transport === 'websocket' ? 1001 : undefined });
+      expect(events).to.deep.equal(['idle closed', 'busy answered', 'busy closed']);
+      expect(await drained).to.deep.equal({ clients: 2, cut: 0 });
+      expect(attempts, 'resume attempts').to.equal(0);
+    });
+  }
+
+  for (const transport of ['websocket', 'http'] as const) {
+    it(`${transport}: an AcpClient with reattach re-attaches its session on another host (shared session storage) and goes on`, async function () {
+      this.timeout(20_000);
+      const draining = await startServer();
+      const elsewhere = await startServer();
+      let onReattached!: (event: ReattachedEvent) => void;
+      const reattached = new Promise<ReattachedEvent>((resolve) => (onReattached = resolve));
+      let attempts = 0;
+      const reconnect = { onReconnecting: () => void attempts++ };
+      const client = new AcpClient(await connectResuming(urlOf(draining, transport), transport, reconnect), {
+        // The balancer: a new connection lands on the host that is not draining.
+        reattach: { connect: () => connectResuming(urlOf(elsewhere, transport), transport, reconnect), onReattached },
+      });
+      await client.initialize();
+      const { sessionId } = await client.newSession({ cwd: '/' });
+      await draining.drain({ timeoutMs: 10_000 });
+      const event = await reattached;
+      expect(event.cause).to.be.instanceOf(ServerGoingAwayError);
+      expect(event.sessions).to.deep.equal([sessionId]);
+      const turn = client.prompt({ sessionId, prompt: [{ type: 'text', text: 'still here' }] });
+      expect((await turn).stopReason).to.equal('end_turn');
+      expect(attempts, 'resume attempts').to.equal(0);
+      await client.close();
+    });
+  }
+
+  for (const attach of ['unsupported', 'unknown session'] as const) {
+    it(`loses the session with SessionLostError when the other host's agent ${attach === 'unsupported' ? 'offers no session/resume' : 'does not know it'}`, async function () {
+      this.timeout(20_000);
+      const draining = await startServer();
+      const elsewhere = await startServer((connection) => plainAgent(connection, attach));
+      let onReattached!: (event: ReattachedEvent) => void;
+      const reattached = new Promise<ReattachedEvent>((resolve) => (onReattached = resolve));
+      const client = new AcpClient(await connectResuming(draining.url, 'websocket', {}), {
+        reattach: { connect: () => connectResuming(elsewhere.url, 'websocket', {}), onReattached },
+      });
+      await client.initialize();
+      const { sessionId } = await client.newSession({ cwd: '/' });
+      await draining.drain({ timeoutMs: 10_000 });
+      const event = await reattached;
+      expect(event.sessions).to.deep.equal([]);
+      expect(event.lost).to.have.length(1);
+      const lost = event.lost[0]!;
+      expect(lost).to.be.instanceOf(SessionLostError).and.include({ sessionId, code: 'ACP_WIRE_SESSION_LOST' });
+      if (attach === 'unsupported') expect(lost.reason).to.equal('unsupported');
+      else {
+        expect(lost.reason).to.equal('refused');
+        expect(lost.cause).to.be.instanceOf(RpcError).and.include({ code: ErrorCode.ResourceNotFound });
+      }
+      // The new connection stays usable for new sessions.
+      expect(event.connection).to.equal(client.connection);
+      const { sessionId: fresh } = await client.newSession({ cwd: '/' });
+      expect((await client.prompt({ sessionId: fresh, prompt: [{ type: 'text', text: 'hi' }] })).stopReason).to.equal('end_turn');
+      await client.close();
+    });
+  }
+});
