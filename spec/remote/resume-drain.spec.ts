@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import {
   AcpAgent,
   AcpClient,
+  ConnectionClosedError,
   ErrorCode,
   RpcError,
   ServerGoingAwayError,
@@ -17,6 +18,7 @@ import {
   type RemoteListener,
 } from '../../lib';
 import { serveConformanceAgent } from '../../examples/conformance-agent';
+import { rejectionOf } from '../helpers/async';
 import { closeOf, expectTcpHandles, tcpHandles } from './remote-helpers';
 import { connectResuming, type ResumeTransport } from './resume-helpers';
 
@@ -143,4 +145,64 @@ describe('A resumable server that drains', () => {
       await client.close();
     });
   }
+
+  it('an AcpClient cut at the drain deadline rejects its pending requests once, re-attaches only the sessions not closed', async function () {
+    this.timeout(20_000);
+    const draining = await startServer();
+    const elsewhere = await startServer();
+    let onReattached!: (event: ReattachedEvent) => void;
+    const reattached = new Promise<ReattachedEvent>((resolve) => (onReattached = resolve));
+    const first = await connectResuming(draining.url, 'websocket', {});
+    const client = new AcpClient(first, { reattach: { connect: () => connectResuming(elsewhere.url, 'websocket', {}), onReattached } });
+    await client.initialize();
+    const { sessionId: kept } = await client.newSession({ cwd: '/' });
+    const { sessionId: closed } = await client.newSession({ cwd: '/' });
+    // The conformance agent does not serve session/close: its -32601 answer does not matter here.
+    await client.closeSession(closed).then(undefined, () => {});
+    const sleeping = first.sendRequest('_test/sleep', { ms: 60_000 });
+    let rejections = 0;
+    sleeping.then(undefined, () => void rejections++);
+    await first.sendRequest('_test/echo', {}); // the sleep has reached the agent
+    const result = await draining.drain({ timeoutMs: 0 });
+    expect(result).to.deep.equal({ clients: 1, cut: 1 });
+    const error = await rejectionOf<ConnectionClosedError>(sleeping);
+    expect(error).to.be.instanceOf(ConnectionClosedError);
+    expect(error.cause).to.be.instanceOf(ServerGoingAwayError);
+    const event = await reattached;
+    expect(event.sessions).to.deep.equal([kept]);
+    expect(event.lost).to.deep.equal([]);
+    expect(rejections).to.equal(1);
+    await client.close();
+  });
+
+  it('an AcpClient closed during its fallback closes the new connection and opens no session', async function () {
+    this.timeout(20_000);
+    const draining = await startServer();
+    const elsewhere = await startServer();
+    let onReattached!: (event: ReattachedEvent) => void;
+    const reattached = new Promise<ReattachedEvent>((resolve) => (onReattached = resolve));
+    let connecting!: () => void;
+    const isConnecting = new Promise<void>((resolve) => (connecting = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let opened: Connection | undefined;
+    const connect = async (signal: AbortSignal): Promise<Connection> => {
+      connecting();
+      await released;
+      expect(signal.aborted, 'the signal given to connect').to.equal(true);
+      opened = await connectResuming(elsewhere.url, 'websocket', {});
+      return opened;
+    };
+    const client = new AcpClient(await connectResuming(draining.url, 'websocket', {}), { reattach: { connect, onReattached } });
+    await client.initialize();
+    const { sessionId } = await client.newSession({ cwd: '/' });
+    void draining.drain({ timeoutMs: 10_000 });
+    await isConnecting;
+    await client.close();
+    release();
+    const event = await reattached;
+    expect(event.connection).to.equal(undefined);
+    expect(event.lost.map((lost) => [lost.sessionId, lost.reason])).to.deep.equal([[sessionId, 'no connection']]);
+    expect(opened?.isClosed, 'the connection opened meanwhile').to.equal(true);
+  });
 });
