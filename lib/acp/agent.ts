@@ -11,6 +11,7 @@ import type { JsonObject } from '../jsonrpc/message';
 import { INITIALIZE_METHOD } from '../jsonrpc/protocol';
 import type { Responder } from '../requests/responder';
 import { AgentSession, AgentTurn, type CancelCause, type TurnOutcome } from './agent-turn';
+import { initializeRequest, isObject, isThenable, noop, objectParams } from './agent-params';
 import { InitializeGate } from './initialize';
 import {
   SESSION_CANCEL_METHOD,
@@ -411,29 +412,3 @@ export class AcpAgent {
     return (negotiatedVersion(this.#connection) ?? this.#supported[this.#supported.length - 1]) as AcpVersion;
   }
 }
-
-function initializeRequest(params: JsonObject, version: AcpVersion): AgentInitializeRequest {
-  const info = isObject(params.info) ? params.info : isObject(params.clientInfo) ? params.clientInfo : undefined;
-  const base = { requestedVersion: params.protocolVersion as number, clientInfo: info as Implementation | undefined, params };
-  if (version === 1) {
-    const clientCapabilities = isObject(params.clientCapabilities) ? (params.clientCapabilities as V1.ClientCapabilities) : undefined;
-    return { ...base, version, clientCapabilities };
-  }
-  const clientCapabilities = isObject(params.capabilities) ? (params.capabilities as V2.ClientCapabilities) : undefined;
-  return { ...base, version: 2, clientCapabilities };
-}
-
-function objectParams(params: unknown): JsonObject {
-  if (!isObject(params)) throw RpcError.invalidParams('params must be an object');
-  return params;
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
-}
-
-function noop(): void {}

@@ -23,6 +23,7 @@ import {
 import { ACP_PROTOCOL_VERSIONS, acceptProtocolVersion, negotiatedVersion, recordNegotiatedVersion, type AcpVersion } from './negotiation';
 import type * as V1 from './schema/v1';
 import type * as V2 from './schema/v2';
+import { describeAgent, isSessionUpdate } from './client-messages';
 import { SessionReattacher, reattachMethodOf, type ReattachHost, type ReattachOptions } from './session-reattach';
 import { PromptTurn, type PromptOptions } from './turn';
 import type { ContentBlock, Implementation, SessionUpdateParams } from './types';
@@ -406,41 +407,6 @@ export class AcpClient {
     }
     if (failure) throw failure.error;
   }
-}
-
-function describeAgent(version: AcpVersion, result: JsonObject): AgentInitialization {
-  const v1 = version === 1;
-  const info = (v1 ? (result.agentInfo ?? result.info) : (result.info ?? result.agentInfo)) ?? undefined;
-  const capabilities = (v1 ? (result.agentCapabilities ?? {}) : (result.capabilities ?? {})) as JsonObject;
-  const authMethods = (Array.isArray(result.authMethods) ? result.authMethods : []) as JsonObject[];
-  const common = { info: info === null ? undefined : (info as unknown as Implementation) };
-  return v1
-    ? {
-        ...common,
-        protocolVersion: 1,
-        capabilities: capabilities as V1.AgentCapabilities,
-        authMethods: authMethods as unknown as V1.AuthMethod[],
-        result: result as unknown as V1.InitializeResponse,
-      }
-    : {
-        ...common,
-        protocolVersion: 2,
-        capabilities: capabilities as V2.AgentCapabilities,
-        authMethods: authMethods as unknown as V2.AuthMethod[],
-        result: result as unknown as V2.InitializeResponse,
-      };
-}
-
-function isSessionUpdate(params: JsonValue): params is JsonValue & SessionUpdateParams {
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) return false;
-  const { sessionId, update } = params;
-  return (
-    typeof sessionId === 'string' &&
-    typeof update === 'object' &&
-    update !== null &&
-    !Array.isArray(update) &&
-    typeof update.sessionUpdate === 'string'
-  );
 }
 
 function noop(): void {}
