@@ -24,7 +24,7 @@ import { ACP_PROTOCOL_VERSIONS, acceptProtocolVersion, negotiatedVersion, record
 import type * as V1 from './schema/v1';
 import type * as V2 from './schema/v2';
 import { describeAgent, isSessionUpdate } from './client-messages';
-import { SessionReattacher, reattachMethodOf, type ReattachHost, type ReattachOptions } from './session-reattach';
+import { SessionReattacher, type ReattachHost, type ReattachOptions } from './session-reattach';
 import { PromptTurn, type PromptOptions } from './turn';
 import type { ContentBlock, Implementation, SessionUpdateParams } from './types';
 
@@ -203,10 +203,9 @@ export class AcpClient {
   #reattachHost(): ReattachHost {
     return {
       bind: (connection) => this.#bind(connection),
-      initializeAgain: async () => {
+      initializeAgain: () => {
         const version = this.protocolVersion;
-        const agent = await this.initialize({ ...this.#initialized, ...(version === undefined ? {} : { protocolVersion: version }) });
-        return reattachMethodOf(agent.protocolVersion, agent.capabilities as JsonObject);
+        return this.initialize({ ...this.#initialized, ...(version === undefined ? {} : { protocolVersion: version }) });
       },
       request: (method, params) => this.#connection.sendRequest(method, params),
     };

@@ -8,6 +8,7 @@
 import type { Connection } from '../connection/connection';
 import { AcpWireError } from '../jsonrpc/errors';
 import type { JsonObject } from '../jsonrpc/message';
+import type { AgentInitialization } from './client';
 import { SESSION_LOAD_METHOD, SESSION_RESUME_METHOD } from './methods';
 
 /**
@@ -24,6 +25,12 @@ export interface ReattachOptions {
    * meanwhile. A throw or rejection loses every session.
    */
   connect: (signal: AbortSignal) => Connection | Promise<Connection>;
+  /**
+   * Runs on the new connection after its `initialize` and before the sessions are re-attached,
+   * e.g. `() => client.authenticate(methodId)` for an agent that wants it first. A throw or
+   * rejection loses every session (`'no connection'`).
+   */
+  afterInitialize?: (agent: AgentInitialization) => unknown;
   /** Called once per fallback, when it is over: which sessions were re-attached and which were lost. */
   onReattached?: (event: ReattachedEvent) => void;
 }
@@ -77,8 +84,8 @@ interface SessionRecord {
 export interface ReattachHost {
   /** Makes `connection` the client's connection (handlers, subscriptions). */
   bind(connection: Connection): void;
-  /** Runs `initialize` again with the first one's params and negotiated version; resolves with the method that re-attaches, if any. */
-  initializeAgain(): Promise<typeof SESSION_LOAD_METHOD | typeof SESSION_RESUME_METHOD | undefined>;
+  /** Runs `initialize` again with the first one's params and negotiated version. */
+  initializeAgain(): Promise<AgentInitialization>;
   /** Sends a request on the client's connection. */
   request(method: string, params: JsonObject): PromiseLike<unknown>;
 }
@@ -138,7 +145,7 @@ export class SessionReattacher {
     this.#report(cause, connection, sessions, lost);
   }
 
-  async #open(host: ReattachHost): Promise<{ connection: Connection; method: Awaited<ReturnType<ReattachHost['initializeAgain']>> }> {
+  async #open(host: ReattachHost): Promise<{ connection: Connection; method: ReturnType<typeof reattachMethodOf> }> {
     const signal = this.#aborter.signal;
     signal.throwIfAborted();
     const connection = await this.#options.connect(signal);
@@ -148,7 +155,9 @@ export class SessionReattacher {
     }
     host.bind(connection);
     try {
-      return { connection, method: await host.initializeAgain() };
+      const agent = await host.initializeAgain();
+      await this.#options.afterInitialize?.(agent);
+      return { connection, method: reattachMethodOf(agent.protocolVersion, agent.capabilities as JsonObject) };
     } catch (error) {
       await connection.close();
       throw error;

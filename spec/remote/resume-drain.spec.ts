@@ -98,9 +98,14 @@ describe('A resumable server that drains', () => {
       const reattached = new Promise<ReattachedEvent>((resolve) => (onReattached = resolve));
       let attempts = 0;
       const reconnect = { onReconnecting: () => void attempts++ };
+      const initialized: number[] = [];
       const client = new AcpClient(await connectResuming(urlOf(draining, transport), transport, reconnect), {
         // The balancer: a new connection lands on the host that is not draining.
-        reattach: { connect: () => connectResuming(urlOf(elsewhere, transport), transport, reconnect), onReattached },
+        reattach: {
+          connect: () => connectResuming(urlOf(elsewhere, transport), transport, reconnect),
+          afterInitialize: (agent) => void initialized.push(agent.protocolVersion),
+          onReattached,
+        },
       });
       await client.initialize();
       const { sessionId } = await client.newSession({ cwd: '/' });
@@ -108,6 +113,7 @@ describe('A resumable server that drains', () => {
       const event = await reattached;
       expect(event.cause).to.be.instanceOf(ServerGoingAwayError);
       expect(event.sessions).to.deep.equal([sessionId]);
+      expect(initialized, 'afterInitialize calls').to.deep.equal([2]);
       const turn = client.prompt({ sessionId, prompt: [{ type: 'text', text: 'still here' }] });
       expect((await turn).stopReason).to.equal('end_turn');
       expect(attempts, 'resume attempts').to.equal(0);
