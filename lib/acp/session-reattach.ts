@@ -31,7 +31,10 @@ export interface ReattachOptions {
    * rejection loses every session (`'no connection'`).
    */
   afterInitialize?: (agent: AgentInitialization) => unknown;
-  /** Called once per fallback, when it is over: which sessions were re-attached and which were lost. */
+  /**
+   * Called once per fallback, when it is over: which sessions were re-attached and which were
+   * lost. A throw is an uncaught exception, as from an event listener.
+   */
   onReattached?: (event: ReattachedEvent) => void;
 }
 
@@ -182,7 +185,14 @@ export class SessionReattacher {
   }
 
   #report(cause: Error, connection: Connection | undefined, sessions: readonly string[], lost: readonly SessionLostError[]): void {
-    this.#options.onReattached?.({ cause, connection, sessions, lost });
+    try {
+      this.#options.onReattached?.({ cause, connection, sessions, lost });
+    } catch (error) {
+      // As from an event listener: the application's own failure, not the fallback's.
+      queueMicrotask(() => {
+        throw error;
+      });
+    }
   }
 }
 
