@@ -424,7 +424,9 @@ export interface ConnectHttpOptions extends Omit<RemoteConnectionOptions, 'heart
    * a dropped event stream is opened again with `Last-Event-ID`, a POST that failed on the network
    * is sent again (stamped `Acp-Client-Seq`, so the server applies it once), each after a jittered
    * exponential backoff, up to `attempts` times; a 409 or the last failed attempt closes the
-   * connection with a `ResumeFailedError`. `true`: the defaults. Default off.
+   * connection with a `ResumeFailedError`. Once resumable, the server ending the connection's
+   * event stream (a drain, a shutdown, its agent ending) closes the connection with a
+   * `ServerGoingAwayError`, after every message received before. `true`: the defaults. Default off.
    */
   reconnect?: ReconnectOptions | boolean;
 }
