@@ -28,6 +28,9 @@ export {
   SESSION_PROMPT_METHOD,
   SESSION_REQUEST_PERMISSION_METHOD,
   SESSION_UPDATE_METHOD,
+  SESSION_CLOSE_METHOD,
+  SESSION_LOAD_METHOD,
+  SESSION_RESUME_METHOD,
   TERMINAL_METHODS,
 } from './acp/methods';
 export { isSessionUpdateKind } from './acp/types';
@@ -44,6 +47,8 @@ export type {
   SessionUpdateHandler,
   SessionUpdateOptions,
 } from './acp/client';
+export { SessionLostError } from './acp/session-reattach';
+export type { ReattachOptions, ReattachedEvent } from './acp/session-reattach';
 export { PromptTurn } from './acp/turn';
 export type { PromptOptions, TurnResult } from './acp/turn';
 export type { AcpClientHandlers, ClientRequestContext, ClientRequestHandler, TerminalHandlers } from './acp/client-handlers';
@@ -55,6 +60,7 @@ export type {
   AgentInitializeRequest,
   AgentNewSessionAnswer,
   AgentNewSessionRequest,
+  AgentAttachSessionRequest,
   AgentPromptRequest,
 } from './acp/agent';
 export { AgentTurn } from './acp/agent-turn';
@@ -141,6 +147,7 @@ export {
   HeartbeatTimeoutError,
   HttpStatusError,
   ResumeFailedError,
+  ServerGoingAwayError,
   WebSocketCloseCode,
   WebSocketCloseError,
 } from './transports/remote/errors';

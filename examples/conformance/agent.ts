@@ -4,11 +4,13 @@
  *
  * @packageDocumentation
  */
+import { randomUUID } from 'node:crypto';
 import {
   AcpAgent,
   ErrorCode,
   RpcError,
   selectProtocolVersion,
+  type AgentAttachSessionRequest,
   type AgentContext,
   type AgentInitializeAnswer,
   type AgentInitializeRequest,
@@ -23,6 +25,13 @@ import { Timers } from './timers';
 
 /** The `info.name` the agent answers `initialize` with. */
 export const CONFORMANCE_AGENT_NAME = 'acp-wire-conformance-agent';
+
+/**
+ * The sessions made in this process, by any connection (newest last): what `session/load` (v1)
+ * and `session/resume` (v2) re-attach, as an agent with shared session storage would. Bounded.
+ */
+const knownSessions = new Set<string>();
+const MAX_KNOWN_SESSIONS = 10_000;
 
 /** Options of {@link serveConformanceAgent}. */
 export interface ConformanceAgentOptions {
@@ -42,6 +51,8 @@ export function serveConformanceAgent(connection: Connection, options: Conforman
     info: { name: CONFORMANCE_AGENT_NAME, version: options.version },
     negotiate: (params, supported) => selectProtocolVersion(checkedVersion(params.protocolVersion), supported),
     initialize: (request, context) => initialize(request, context, timers),
+    newSession: () => ({ sessionId: rememberSession(randomUUID()) }),
+    attachSession,
     admitPrompt: (request, context) => admitPrompt(request, context, timers),
     prompt: (turn) => runTurn(turn, timers),
     onCancelSession: (params) =>
@@ -65,7 +76,7 @@ function initialize(
   timers: Timers,
 ): AgentInitializeAnswer | undefined | Promise<AgentInitializeAnswer> {
   const meta = isObject(request.params._meta) ? request.params._meta : {};
-  const answer: AgentInitializeAnswer = { capabilities: version === 1 ? {} : { session: {} } };
+  const answer: AgentInitializeAnswer = { capabilities: version === 1 ? { loadSession: true } : { session: {} } };
   switch (meta.test) {
     case 'drop':
       return undefined;
@@ -79,6 +90,18 @@ function initialize(
     default:
       return answer;
   }
+}
+
+function rememberSession(sessionId: string): string {
+  knownSessions.add(sessionId);
+  if (knownSessions.size > MAX_KNOWN_SESSIONS) knownSessions.delete(knownSessions.values().next().value!);
+  return sessionId;
+}
+
+/** `session/load` (v1) and `session/resume` (v2): any session made in this process; it keeps no history to replay. */
+function attachSession({ sessionId }: AgentAttachSessionRequest): JsonObject {
+  if (!knownSessions.has(sessionId)) throw new RpcError(ErrorCode.ResourceNotFound, 'Resource not found', { sessionId });
+  return {};
 }
 
 /**

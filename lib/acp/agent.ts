@@ -11,8 +11,16 @@ import type { JsonObject } from '../jsonrpc/message';
 import { INITIALIZE_METHOD } from '../jsonrpc/protocol';
 import type { Responder } from '../requests/responder';
 import { AgentSession, AgentTurn, type CancelCause, type TurnOutcome } from './agent-turn';
+import { initializeRequest, isObject, isThenable, noop, objectParams } from './agent-params';
 import { InitializeGate } from './initialize';
-import { SESSION_CANCEL_METHOD, SESSION_NEW_METHOD, SESSION_PROMPT_METHOD } from './methods';
+import {
+  SESSION_CANCEL_METHOD,
+  SESSION_LOAD_METHOD,
+  SESSION_NEW_METHOD,
+  SESSION_PROMPT_METHOD,
+  SESSION_RESUME_METHOD,
+  SESSION_UPDATE_METHOD,
+} from './methods';
 import { ACP_PROTOCOL_VERSIONS, negotiatedVersion, recordNegotiatedVersion, selectProtocolVersion, type AcpVersion } from './negotiation';
 import type * as V1 from './schema/v1';
 import type * as V2 from './schema/v2';
@@ -76,6 +84,18 @@ export interface AgentNewSessionAnswer {
   [field: string]: unknown;
 }
 
+/** A `session/load` (v1) or `session/resume` (v2) request, as the agent's `attachSession` handler sees it. */
+export interface AgentAttachSessionRequest {
+  /** Which method: v1 `session/load` (replay the history, as `session/update`s, before answering) or v2 `session/resume`. */
+  readonly method: typeof SESSION_LOAD_METHOD | typeof SESSION_RESUME_METHOD;
+  /** The session to re-attach (checked to be a string). */
+  readonly sessionId: string;
+  /** Its working directory, as the client sent it (checked to be a string). */
+  readonly cwd: string;
+  /** The params as sent. */
+  readonly params: JsonObject;
+}
+
 /** A `session/prompt` request before its insertion, as `admitPrompt` sees it. */
 export interface AgentPromptRequest {
   /** The session the prompt is for: one this agent created. */
@@ -111,6 +131,16 @@ export interface AcpAgentOptions {
     request: AgentNewSessionRequest,
     context: AgentContext,
   ) => AgentNewSessionAnswer | undefined | Promise<AgentNewSessionAnswer | undefined>;
+  /**
+   * Re-attaches a session on this connection: ACP v1 `session/load`, v2 `session/resume` (both
+   * served only when this handler is given; advertise them yourself: v1 `loadSession: true`, v2
+   * `session: {}`). Answer with the result (`{}` at least) to accept: the session then takes
+   * prompts here (v2: an idle `state_update` is sent before the answer, as the schema requires);
+   * throw an `RpcError` to refuse (`-32002` for a session the agent does not know). `undefined`
+   * leaves the request unanswered, as above. Sessions are per connection: an agent that re-attaches
+   * a session made on another connection keeps what it needs of it itself.
+   */
+  attachSession?: (request: AgentAttachSessionRequest, context: AgentContext) => JsonObject | undefined | Promise<JsonObject | undefined>;
   /**
    * Runs before a prompt is inserted (validate it, hold it): throw to refuse it. Its
    * `context.signal` also aborts on `session/cancel`; once aborted, the prompt is answered
@@ -175,6 +205,10 @@ export class AcpAgent {
     connection.onRequest(SESSION_NEW_METHOD, (params, responder) => this.#newSession(params, responder));
     connection.onRequest(SESSION_PROMPT_METHOD, (params, responder) => this.#prompt(params, responder));
     connection.onNotification(SESSION_CANCEL_METHOD, (params) => this.#cancel(params));
+    if (options.attachSession) {
+      connection.onRequest(SESSION_LOAD_METHOD, (params, responder) => this.#attach(SESSION_LOAD_METHOD, params, responder));
+      connection.onRequest(SESSION_RESUME_METHOD, (params, responder) => this.#attach(SESSION_RESUME_METHOD, params, responder));
+    }
     connection.once('close', () => {
       for (const session of this.#sessions.values()) session.abandon(undefined);
     });
@@ -238,12 +272,35 @@ export class AcpAgent {
       if (value === undefined) return undefined;
       const sessionId = value.sessionId ?? randomUUID();
       if (typeof sessionId !== 'string') throw new TypeError('a newSession handler must answer a string sessionId');
-      const host = { connection: this.#connection, runTurn: (turn: AgentTurn) => this.#options.prompt(turn) };
-      this.#sessions.set(sessionId, new AgentSession(host, sessionId, this.#version()));
+      this.#sessions.set(sessionId, new AgentSession(this.#sessionHost(), sessionId, this.#version()));
       responder.respond({ ...value, sessionId });
       return undefined;
     };
     return isThenable(answer) ? Promise.resolve(answer).then(send) : send(answer);
+  }
+
+  #attach(method: AgentAttachSessionRequest['method'], params: unknown, responder: Responder): unknown {
+    const object = objectParams(params);
+    const { sessionId, cwd } = object;
+    if (typeof sessionId !== 'string') throw RpcError.invalidParams('`sessionId` must be a string');
+    if (typeof cwd !== 'string') throw RpcError.invalidParams('`cwd` must be a string');
+    const answer = this.#options.attachSession!({ method, sessionId, cwd, params: object }, this.#context(responder));
+    const send = (value: unknown): undefined => {
+      if (value === undefined) return undefined;
+      const version = this.#version();
+      if (!this.#sessions.has(sessionId)) this.#sessions.set(sessionId, new AgentSession(this.#sessionHost(), sessionId, version));
+      if (version === 2) {
+        const update = { sessionUpdate: 'state_update', state: 'idle' };
+        this.#connection.sendNotification(SESSION_UPDATE_METHOD, { sessionId, update });
+      }
+      responder.respond(value as JsonObject);
+      return undefined;
+    };
+    return isThenable(answer) ? Promise.resolve(answer).then(send) : send(answer);
+  }
+
+  #sessionHost(): { connection: Connection; runTurn: (turn: AgentTurn) => unknown } {
+    return { connection: this.#connection, runTurn: (turn: AgentTurn) => this.#options.prompt(turn) };
   }
 
   #prompt(params: unknown, responder: Responder): unknown {
@@ -355,29 +412,3 @@ export class AcpAgent {
     return (negotiatedVersion(this.#connection) ?? this.#supported[this.#supported.length - 1]) as AcpVersion;
   }
 }
-
-function initializeRequest(params: JsonObject, version: AcpVersion): AgentInitializeRequest {
-  const info = isObject(params.info) ? params.info : isObject(params.clientInfo) ? params.clientInfo : undefined;
-  const base = { requestedVersion: params.protocolVersion as number, clientInfo: info as Implementation | undefined, params };
-  if (version === 1) {
-    const clientCapabilities = isObject(params.clientCapabilities) ? (params.clientCapabilities as V1.ClientCapabilities) : undefined;
-    return { ...base, version, clientCapabilities };
-  }
-  const clientCapabilities = isObject(params.capabilities) ? (params.capabilities as V2.ClientCapabilities) : undefined;
-  return { ...base, version: 2, clientCapabilities };
-}
-
-function objectParams(params: unknown): JsonObject {
-  if (!isObject(params)) throw RpcError.invalidParams('params must be an object');
-  return params;
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
-}
-
-function noop(): void {}

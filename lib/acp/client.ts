@@ -15,6 +15,7 @@ import {
   AUTHENTICATE_METHOD,
   AUTH_LOGIN_METHOD,
   SESSION_CANCEL_METHOD,
+  SESSION_CLOSE_METHOD,
   SESSION_NEW_METHOD,
   SESSION_PROMPT_METHOD,
   SESSION_UPDATE_METHOD,
@@ -22,6 +23,8 @@ import {
 import { ACP_PROTOCOL_VERSIONS, acceptProtocolVersion, negotiatedVersion, recordNegotiatedVersion, type AcpVersion } from './negotiation';
 import type * as V1 from './schema/v1';
 import type * as V2 from './schema/v2';
+import { describeAgent, isSessionUpdate } from './client-messages';
+import { SessionReattacher, type ReattachHost, type ReattachOptions } from './session-reattach';
 import { PromptTurn, type PromptOptions } from './turn';
 import type { ContentBlock, Implementation, SessionUpdateParams } from './types';
 
@@ -33,6 +36,12 @@ export interface AcpClientOptions {
   protocolVersions?: readonly AcpVersion[];
   /** Answers to the agent's requests (see {@link AcpClient.handle}). */
   handlers?: AcpClientHandlers;
+  /**
+   * Re-attaches the client's sessions on a new connection when the transport could not resume
+   * its connection (`ResumeFailedError`) or the server went away (`ServerGoingAwayError`, a
+   * drain): see {@link AcpClient} and docs/remote.md. Default off.
+   */
+  reattach?: ReattachOptions;
 }
 
 /** `AcpClient.initialize()` params: all optional; other fields are sent as given. */
@@ -138,15 +147,22 @@ const DEFAULT_INFO: Implementation = Object.freeze({ name: 'acp-wire-client', ve
  * ```
  */
 export class AcpClient {
-  readonly #connection: Connection;
+  #connection: Connection;
   readonly #info: Implementation;
   readonly #supported: readonly AcpVersion[];
   readonly #subscriptions = new Set<Subscription>();
   readonly #turns = new Set<PromptTurn>();
   readonly #handlers: AcpClientHandlers[] = [];
+  /** Each handlers object's registration on the current connection. */
+  readonly #registrations = new Map<AcpClientHandlers, Disposable>();
   readonly #permissions = new PermissionRequests();
+  readonly #reattacher: SessionReattacher | undefined;
   #registration: Disposable | undefined;
   #agent: AgentInitialization | undefined;
+  /** The params of the last successful `initialize`, sent again on a new connection. */
+  #initialized: ClientInitializeParams | undefined;
+  /** The fallback under way (the next one waits for it). */
+  #reattaching: Promise<void> = Promise.resolve();
 
   /** @throws TypeError if `connection` is missing or a handler is invalid */
   constructor(connection: Connection, options: AcpClientOptions = {}) {
@@ -155,11 +171,58 @@ export class AcpClient {
     this.#info = options.info ?? DEFAULT_INFO;
     this.#supported = options.protocolVersions ?? ACP_PROTOCOL_VERSIONS;
     if (this.#supported.length === 0) throw new RangeError('options.protocolVersions must list at least one version');
+    this.#reattacher = options.reattach === undefined ? undefined : new SessionReattacher(options.reattach);
+    this.#connection = connection;
+    this.#watchClose(connection);
     if (options.handlers) this.handle(options.handlers);
-    connection.once('close', () => {
+  }
+
+  #watchClose(connection: Connection): void {
+    connection.once('close', (_reason: unknown, error: unknown) => {
+      const cause = error === undefined ? undefined : { cause: error };
       for (const turn of [...this.#turns])
-        turn.fail(new ConnectionClosedError(connection.closeReason ?? 'closed locally', SESSION_PROMPT_METHOD));
+        turn.fail(new ConnectionClosedError(connection.closeReason ?? 'closed locally', SESSION_PROMPT_METHOD, cause));
+      const reattacher = this.#reattacher;
+      if (reattacher?.shouldReattach(error) && connection === this.#connection) {
+        this.#reattaching = this.#reattaching.then(() => reattacher.reattach(this.#reattachHost(), error));
+      }
     });
+  }
+
+  /** Moves the client onto a new connection: its handlers and `session/update` delivery follow. */
+  #bind(connection: Connection): void {
+    this.#connection = connection;
+    this.#watchClose(connection);
+    for (const handlers of this.#handlers) this.#registrations.set(handlers, this.#register(handlers));
+    if (this.#registration) {
+      this.#registration = undefined;
+      this.#listen();
+    }
+  }
+
+  #reattachHost(): ReattachHost {
+    return {
+      bind: (connection) => this.#bind(connection),
+      initializeAgain: () => {
+        const version = this.protocolVersion;
+        return this.initialize({ ...this.#initialized, ...(version === undefined ? {} : { protocolVersion: version }) });
+      },
+      request: (method, params) => this.#connection.sendRequest(method, params),
+    };
+  }
+
+  /**
+   * Stops re-attaching (a fallback under way gives up) and closes the current connection. Without
+   * {@link AcpClientOptions.reattach}, the same as `client.connection.close()`.
+   */
+  close(): Promise<void> {
+    this.#reattacher?.stop();
+    return this.#connection.close();
+  }
+
+  /** {@link AcpClient.close}. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 
   /** The connection this client sends on. */
@@ -195,6 +258,7 @@ export class AcpClient {
     const result = await this.#connection.sendRequest<JsonObject>(INITIALIZE_METHOD, sent, options);
     const version = acceptProtocolVersion(result?.protocolVersion, offered, this.#supported) as AcpVersion;
     recordNegotiatedVersion(this.#connection, version);
+    this.#initialized = params;
     this.#agent = describeAgent(version, result);
     return this.#agent;
   }
@@ -223,7 +287,22 @@ export class AcpClient {
    * @throws TypeError or RangeError for an invalid option
    */
   newSession(params: NewSessionParams, options: SendRequestOptions = {}): SentRequest<V1.NewSessionResponse | V2.NewSessionResponse> {
-    return this.#connection.sendRequest(SESSION_NEW_METHOD, { ...params, mcpServers: params.mcpServers ?? [] }, options);
+    const sent = { ...params, mcpServers: params.mcpServers ?? [] } as JsonObject;
+    const request = this.#connection.sendRequest<V1.NewSessionResponse | V2.NewSessionResponse>(SESSION_NEW_METHOD, sent, options);
+    const reattacher = this.#reattacher;
+    if (reattacher) request.then((result) => reattacher.track(result?.sessionId, sent), noop);
+    return request;
+  }
+
+  /**
+   * Sends `session/close` (ACP v2; v1 agents that advertise `sessionCapabilities.close`): the agent
+   * ends the session. The client forgets it at once: it is never re-attached.
+   *
+   * @throws TypeError or RangeError for an invalid option
+   */
+  closeSession(sessionId: string, options: SendRequestOptions = {}): SentRequest<JsonObject> {
+    this.#reattacher?.forget(sessionId);
+    return this.#connection.sendRequest<JsonObject>(SESSION_CLOSE_METHOD, { sessionId }, options);
   }
 
   /**
@@ -269,12 +348,17 @@ export class AcpClient {
    * @throws TypeError if a handler is not a function
    */
   handle(handlers: AcpClientHandlers): Disposable {
-    const registration = registerClientHandlers(this.#connection, handlers, () => this.protocolVersion, this.#permissions);
+    this.#registrations.set(handlers, this.#register(handlers));
     this.#handlers.push(handlers);
     return toDisposable(() => {
-      registration.dispose();
+      this.#registrations.get(handlers)?.dispose();
+      this.#registrations.delete(handlers);
       this.#handlers.splice(this.#handlers.indexOf(handlers), 1);
     });
+  }
+
+  #register(handlers: AcpClientHandlers): Disposable {
+    return registerClientHandlers(this.#connection, handlers, () => this.protocolVersion, this.#permissions);
   }
 
   /**
@@ -324,37 +408,4 @@ export class AcpClient {
   }
 }
 
-function describeAgent(version: AcpVersion, result: JsonObject): AgentInitialization {
-  const v1 = version === 1;
-  const info = (v1 ? (result.agentInfo ?? result.info) : (result.info ?? result.agentInfo)) ?? undefined;
-  const capabilities = (v1 ? (result.agentCapabilities ?? {}) : (result.capabilities ?? {})) as JsonObject;
-  const authMethods = (Array.isArray(result.authMethods) ? result.authMethods : []) as JsonObject[];
-  const common = { info: info === null ? undefined : (info as unknown as Implementation) };
-  return v1
-    ? {
-        ...common,
-        protocolVersion: 1,
-        capabilities: capabilities as V1.AgentCapabilities,
-        authMethods: authMethods as unknown as V1.AuthMethod[],
-        result: result as unknown as V1.InitializeResponse,
-      }
-    : {
-        ...common,
-        protocolVersion: 2,
-        capabilities: capabilities as V2.AgentCapabilities,
-        authMethods: authMethods as unknown as V2.AuthMethod[],
-        result: result as unknown as V2.InitializeResponse,
-      };
-}
-
-function isSessionUpdate(params: JsonValue): params is JsonValue & SessionUpdateParams {
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) return false;
-  const { sessionId, update } = params;
-  return (
-    typeof sessionId === 'string' &&
-    typeof update === 'object' &&
-    update !== null &&
-    !Array.isArray(update) &&
-    typeof update.sessionUpdate === 'string'
-  );
-}
+function noop(): void {}

@@ -29,6 +29,9 @@ export {
   SESSION_PROMPT_METHOD,
   SESSION_REQUEST_PERMISSION_METHOD,
   SESSION_UPDATE_METHOD,
+  SESSION_CLOSE_METHOD,
+  SESSION_LOAD_METHOD,
+  SESSION_RESUME_METHOD,
   TERMINAL_METHODS,
 } from './methods';
 export { isSessionUpdateKind } from './types';
@@ -45,6 +48,8 @@ export type {
   SessionUpdateHandler,
   SessionUpdateOptions,
 } from './client';
+export { SessionLostError } from './session-reattach';
+export type { ReattachOptions, ReattachedEvent } from './session-reattach';
 export { PromptTurn } from './turn';
 export type { PromptOptions, TurnResult } from './turn';
 export type { AcpClientHandlers, ClientRequestContext, ClientRequestHandler, TerminalHandlers } from './client-handlers';
@@ -56,6 +61,7 @@ export type {
   AgentInitializeRequest,
   AgentNewSessionAnswer,
   AgentNewSessionRequest,
+  AgentAttachSessionRequest,
   AgentPromptRequest,
 } from './agent';
 export { AgentTurn } from './agent-turn';

@@ -45,3 +45,12 @@ export const TERMINAL_METHODS = Object.freeze({
   /** Kills the command if still running and frees the terminal; its id is then invalid. */
   release: 'terminal/release',
 } as const);
+
+/** ACP v1's `session/load`: re-attaches an existing session, replaying its history first (agent capability `loadSession`). */
+export const SESSION_LOAD_METHOD = 'session/load';
+
+/** `session/resume`: re-attaches an existing session (ACP v2 baseline; ACP v1 `sessionCapabilities.resume`). */
+export const SESSION_RESUME_METHOD = 'session/resume';
+
+/** `session/close`: ends a session at the agent (ACP v2 baseline; ACP v1 `sessionCapabilities.close`). */
+export const SESSION_CLOSE_METHOD = 'session/close';

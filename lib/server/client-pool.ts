@@ -125,6 +125,7 @@ export class PooledClient {
   readonly #hasLeftPromise = new Promise<void>((resolve) => (this.#left = resolve));
 
   #endTransport: () => Promise<void> | void = ignore;
+  #beforeClose: () => void = ignore;
   /** Forgets the bound transport's close. */
   #unbind: () => void = ignore;
 
@@ -144,11 +145,13 @@ export class PooledClient {
    * it with `end` (e.g. destroys a socket). Binding again (a WebSocket's stream once its upgrade
    * socket was bound) makes `end` the later transport's. With `outlivesEarlier` (a resumable
    * connection, which outlives its first socket), the earlier transports' close no longer frees
-   * the slot.
+   * the slot. `beforeClose` runs when {@link PooledClient.close} begins, before the connection
+   * is closed (e.g. so that a WebSocket's end says 1001, going away, rather than 1000).
    */
-  bind(transport: ClientTransport, end: () => Promise<void> | void, outlivesEarlier = false): void {
+  bind(transport: ClientTransport, end: () => Promise<void> | void, outlivesEarlier = false, beforeClose: () => void = ignore): void {
     if (outlivesEarlier) this.#unbind();
     this.#endTransport = end;
+    this.#beforeClose = beforeClose;
     const onClose = (): void => this.leave();
     transport.once('close', onClose);
     const unbindEarlier = this.#unbind;
@@ -234,6 +237,7 @@ export class PooledClient {
    * flushed), then its transport. Resolves once that is done. Idempotent.
    */
   async close(): Promise<void> {
+    this.#beforeClose();
     if (this.#chain) await this.#chain.close();
     else if (this.#connection) await this.#connection.close();
     await this.#endTransport();

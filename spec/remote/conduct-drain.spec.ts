@@ -83,8 +83,8 @@ describe('acp-wire conduct --listen behind a load balancer (real processes)', ()
     const turns = await Promise.all([startTurn(overWebSocket, 1500), startTurn(overHttp, 1500)]);
 
     conductor.child.kill('SIGTERM');
-    // Its chain shuts down, which closes the client's connection normally (1000, not serve's 1001).
-    expect(await idleClosed).to.equal(1000);
+    // Its chain shuts down and its connection is closed going away (1001), as serve closes its clients.
+    expect(await idleClosed).to.equal(1001);
     expect(await health(conductor.healthUrl)).to.deep.equal({ status: 503, body: 'draining' });
     const refused = await rejectionOf(connectWebSocket(conductor.url));
     expect(refused).to.be.instanceOf(HttpStatusError).and.include({ status: 503 });

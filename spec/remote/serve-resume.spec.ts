@@ -5,7 +5,7 @@
  */
 import { expect } from 'chai';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Connection } from '../../lib';
+import { ServerGoingAwayError, type Connection } from '../../lib';
 import { startFaultProxy, type Direction, type FaultProxy } from '../fixtures/fault-proxy';
 import { childProcesses } from '../helpers/process-table';
 import { CLI, CONFORMANCE_AGENT, spawnScript, stopAll, useBuild, type SpawnedProcess } from '../helpers/processes';
@@ -76,6 +76,39 @@ describe('acp-wire serve --resume (real processes)', () => {
       expect(resumes).to.be.greaterThan(0);
       expect(childProcesses(serve.child.pid!).map((child) => child.pid)).to.deep.equal(agents);
       await client.close();
+    });
+  }
+
+  for (const transport of ['websocket', 'http'] as const satisfies readonly ResumeTransport[]) {
+    it(`${transport}: SIGTERM closes an idle client at once and a busy one after its turn, with ServerGoingAwayError, and neither resumes`, async function () {
+      this.timeout(30_000);
+      serve = spawnScript(CLI, ['serve', '--resume', `${process.execPath} ${CONFORMANCE_AGENT}`]);
+      const url = (await serve.stdout.take()).replace(/^listening /, '').replace(/^ws:/, transport === 'websocket' ? 'ws:' : 'http:');
+      let attempts = 0;
+      const reconnect = { onReconnecting: () => void attempts++ };
+      const [idle, busy] = [await connectResuming(url, transport, reconnect), await connectResuming(url, transport, reconnect)];
+      for (const client of [idle, busy]) await client.sendRequest('initialize', { protocolVersion: 1 });
+      const { sessionId } = (await busy.sendRequest('session/new', { cwd: '/', mcpServers: [] })) as { sessionId: string };
+      const events: string[] = [];
+      const closed = [idle, busy].map(
+        (client, index) =>
+          new Promise<Error | undefined>((resolve) =>
+            client.once('close', (_reason, error) => {
+              events.push(`${index === 0 ? 'idle' : 'busy'} closed`);
+              resolve(error);
+            }),
+          ),
+      );
+      const answered = busy
+        .sendRequest('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'a b c' }], _meta: { workMs: 500 } })
+        .then((answer) => (events.push('busy answered'), answer));
+      await busy.sendRequest('_test/echo', {}); // the prompt has reached the agent
+      serve.child.kill('SIGTERM');
+      expect(await answered).to.include({ stopReason: 'end_turn' });
+      for (const error of await Promise.all(closed)) expect(error).to.be.instanceOf(ServerGoingAwayError);
+      expect(events).to.deep.equal(['idle closed', 'busy answered', 'busy closed']);
+      expect(await serve.exited).to.deep.equal({ code: 0, signal: null });
+      expect(attempts, 'resume attempts').to.equal(0);
     });
   }
 });

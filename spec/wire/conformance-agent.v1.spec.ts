@@ -17,7 +17,7 @@ const V1_INIT = {
   clientInfo: { name: 'spec-client', version: '1.0.0' },
   clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
 };
-const V1_RESULT = `{"protocolVersion":1,"agentInfo":{"name":"acp-wire-conformance-agent","version":"${PACKAGE_VERSION}"},"agentCapabilities":{},"authMethods":[]}`;
+const V1_RESULT = `{"protocolVersion":1,"agentInfo":{"name":"acp-wire-conformance-agent","version":"${PACKAGE_VERSION}"},"agentCapabilities":{"loadSession":true},"authMethods":[]}`;
 const CANCEL = (id: number): string => `{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":${id}}}`;
 const PROMPT = [{ type: 'text', text: 'hello acp' }];
 const INVALID_VERSION = (id: number): string =>

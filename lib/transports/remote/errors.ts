@@ -116,3 +116,29 @@ export class ResumeFailedError extends AcpWireError {
     super(`could not resume the connection (${reason}): ${detail}`, options);
   }
 }
+
+/**
+ * The server ended a client's connection to send it elsewhere: it is draining or shutting down
+ * (WebSocket close 1001), or, over Streamable HTTP where no close code exists, it ended the
+ * connection's event stream (a drain, a shutdown, or its agent ending). Reported only to a client
+ * with `reconnect`, which does not resume such a connection: a new connection (behind a load
+ * balancer, on another host) is the way on; pending requests reject with `ConnectionClosedError`
+ * whose `cause` it is.
+ */
+export class ServerGoingAwayError extends AcpWireError {
+  /** Always `'ServerGoingAwayError'`. */
+  override readonly name = 'ServerGoingAwayError';
+  /** Always `'ACP_WIRE_SERVER_GOING_AWAY'`: stable, so match on it rather than on the message. */
+  readonly code = 'ACP_WIRE_SERVER_GOING_AWAY';
+  /**
+   * @param closeCode - the WebSocket close code (1001), or `undefined` over Streamable HTTP
+   * @param detail - the close frame's reason text, or what ended over HTTP
+   */
+  constructor(
+    readonly closeCode: number | undefined,
+    readonly detail: string,
+    options?: ErrorOptions,
+  ) {
+    super(`the server ended the connection to send the client elsewhere: ${detail}`, options);
+  }
+}

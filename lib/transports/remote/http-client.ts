@@ -9,7 +9,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type 
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Duplex } from 'node:stream';
 import type { Connection } from '../../connection/connection';
-import { HttpStatusError, ResumeFailedError } from './errors';
+import { HttpStatusError, ResumeFailedError, ServerGoingAwayError } from './errors';
 import { backoffDelay, reconnectSettings, resumableOf, type ReconnectOptions, type ReconnectSettings } from './resume-options';
 import { cursorOf } from './stream-cursor';
 import {
@@ -28,6 +28,7 @@ import {
   type RoutedMessage,
 } from './http-protocol';
 import { DEFAULT_MAX_PAYLOAD } from './limits';
+import { destroyAfterRead } from './going-away';
 import { SseParser } from './sse';
 import { checkRemoteOptions, remoteConnection, type RemoteConnectionOptions } from './websocket';
 import { pushFrame } from './websocket-stream';
@@ -75,6 +76,8 @@ export class HttpClientStream extends Duplex {
   /** Session event streams still open: the readable side ends once they and the connection's have. */
   readonly #sessionStreams = new Set<IncomingMessage>();
   #isConnectionStreamEnded = false;
+  /** Set when the server ended a resumable connection (the client did not). */
+  #goingAway: ServerGoingAwayError | undefined;
   #connectionId: string | undefined;
   /** Whether the server advertised `transport.resumable` (and `reconnect` is on). */
   #isResumable = false;
@@ -300,6 +303,8 @@ export class HttpClientStream extends Duplex {
       hasEnded = true;
       if (sessionId === undefined) {
         this.#isConnectionStreamEnded = true;
+        // A resumable connection ends only by our DELETE or the server ending it: a drain, a shutdown, its agent ending.
+        if (this.#isResumable) this.#goingAway = new ServerGoingAwayError(undefined, 'the server ended the event stream');
         this.#endIfStreamsEnded();
       } else {
         this.#sessions.delete(sessionId);
@@ -322,7 +327,9 @@ export class HttpClientStream extends Duplex {
    */
   #endIfStreamsEnded(): void {
     if (!this.#isConnectionStreamEnded || this.#sessionStreams.size > 0) return;
-    if (!this.readableEnded && !this.destroyed) this.push(null);
+    if (this.readableEnded || this.destroyed) return;
+    if (this.#goingAway) destroyAfterRead(this, this.#goingAway);
+    else this.push(null);
   }
 
   #onEvent(data: string, sessionId: string | undefined): void {
@@ -417,7 +424,9 @@ export interface ConnectHttpOptions extends Omit<RemoteConnectionOptions, 'heart
    * a dropped event stream is opened again with `Last-Event-ID`, a POST that failed on the network
    * is sent again (stamped `Acp-Client-Seq`, so the server applies it once), each after a jittered
    * exponential backoff, up to `attempts` times; a 409 or the last failed attempt closes the
-   * connection with a `ResumeFailedError`. `true`: the defaults. Default off.
+   * connection with a `ResumeFailedError`. Once resumable, the server ending the connection's
+   * event stream (a drain, a shutdown, its agent ending) closes the connection with a
+   * `ServerGoingAwayError`, after every message received before. `true`: the defaults. Default off.
    */
   reconnect?: ReconnectOptions | boolean;
 }

@@ -8,7 +8,8 @@
  */
 import { Duplex } from 'node:stream';
 import { MESSAGE_PORT, type MessagePort } from '../../framing/message-port';
-import { ResumeFailedError } from './errors';
+import { ResumeFailedError, ServerGoingAwayError, WebSocketCloseCode } from './errors';
+import { destroyAfterRead } from './going-away';
 import { backoffDelay, resumableOf, type ReconnectSettings } from './resume-options';
 import {
   STREAM_ACK_METHOD,
@@ -95,7 +96,8 @@ export class ReconnectingWebSocketStream extends Duplex {
       if (this.#socket !== socket) return;
       this.#socket = undefined;
       this.#releaseWrite();
-      if (isNormal || this.#isEnding) return this.#end();
+      if (this.#isEnding) return this.#end();
+      if (isNormal) return this.#endNormally(socket);
       const dropped = error ?? new Error('the WebSocket closed');
       if (!this.#isResumable || this.#connectionId === undefined) return void this.destroy(dropped);
       void this.#reconnect(dropped);
@@ -179,6 +181,13 @@ export class ReconnectingWebSocketStream extends Duplex {
       const cursor = this.#lastCursor === undefined ? null : String(this.#lastCursor);
       sendFrames(socket, [controlMessage(STREAM_RESUME_METHOD, { connectionId: this.#connectionId, cursor })]);
     });
+  }
+
+  /** The server closed normally: no resume; 1001 (a draining or stopping server) is reported as such. */
+  #endNormally(socket: WebSocketStream): void {
+    const close = socket.peerClose;
+    if (close?.code !== WebSocketCloseCode.GoingAway) return this.#end();
+    destroyAfterRead(this, new ServerGoingAwayError(close.code, close.reason || 'going away'));
   }
 
   #end(): void {

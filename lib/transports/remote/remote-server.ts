@@ -272,7 +272,12 @@ export function serveRemoteClients(
   const release = (request: IncomingMessage): void => admitted.get(request)?.leave();
   const onStream = (stream: Duplex, info: RemoteClientInfo): void => {
     const client = admitted.get(info.request)!;
-    client.bind(stream, () => closeStream(stream), stream instanceof ResumableServerStream);
+    client.bind(
+      stream,
+      () => closeStream(stream),
+      stream instanceof ResumableServerStream,
+      () => markGoingAway(stream),
+    );
     // A Streamable HTTP connection that nothing held for `httpIdleTimeoutMs` was abandoned.
     if (info.transport === 'http') stream.once('idle', () => void client.closeIdle());
     onClient(stream, info, client);
@@ -505,6 +510,11 @@ function webSocketServer(options: RemoteServerOptions, sink: WebSocketSink) {
       });
     },
   };
+}
+
+/** Makes a WebSocket client's stream close 1001 (going away) when its connection ends it, as {@link closeStream} does. */
+function markGoingAway(stream: Duplex): void {
+  if ('markGoingAway' in stream && typeof stream.markGoingAway === 'function') stream.markGoingAway();
 }
 
 /** Ends a client's stream (a WebSocket gets a 1001 close) and resolves once it is gone, cutting it after a grace period. */

@@ -116,6 +116,11 @@ export class ResumableServerStream extends Duplex {
     return undefined;
   }
 
+  /** Makes the end of the writable side close the socket with 1001 (going away), as {@link ResumableServerStream.closeGoingAway} does. */
+  markGoingAway(): void {
+    this.#socket?.markGoingAway();
+  }
+
   /** Ends the connection: its socket is closed 1001 (going away), its readable side ends. */
   closeGoingAway(): void {
     this.#isClosing = true;

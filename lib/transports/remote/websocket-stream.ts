@@ -77,6 +77,8 @@ export function pushFrame(stream: Readable, frame: Buffer): boolean {
  */
 export class WebSocketStream extends Duplex {
   readonly #ws: WebSocket;
+  #peerClose: { readonly code: number; readonly reason: string } | undefined;
+  #isGoingAway = false;
   readonly #heartbeat: Heartbeat | undefined;
   readonly #highWaterMark: number;
   /** Text written after the last newline: the start of a line still to come. */
@@ -170,6 +172,7 @@ export class WebSocketStream extends Duplex {
 
   readonly #onClose = (code: number, reason: Buffer): void => {
     this.#heartbeat?.stop();
+    this.#peerClose = { code, reason: reason.toString('utf8') };
     if (this.destroyed) return;
     if (NORMAL_CLOSE_CODES.has(code)) {
       this.#partial = '';
@@ -180,6 +183,16 @@ export class WebSocketStream extends Duplex {
     }
     this.destroy(new WebSocketCloseError(code, reason.toString('utf8'), false));
   };
+
+  /** The close code and reason the socket closed with, once it has closed (1005: the peer sent none). */
+  get peerClose(): { readonly code: number; readonly reason: string } | undefined {
+    return this.#peerClose;
+  }
+
+  /** Makes the end of the writable side close the socket with 1001 (going away) instead of 1000. */
+  markGoingAway(): void {
+    this.#isGoingAway = true;
+  }
 
   /** Closes the socket with 1001 (going away): the stream ends once the peer has answered, or is cut by the heartbeat. */
   closeGoingAway(): void {
@@ -215,7 +228,10 @@ export class WebSocketStream extends Duplex {
     this.#heartbeat?.stop();
     if (this.#partial !== '' && this.#ws.readyState === this.#ws.OPEN) this.#ws.send(this.#partial);
     this.#partial = '';
-    if (this.#ws.readyState === this.#ws.OPEN || this.#ws.readyState === this.#ws.CONNECTING) this.#ws.close(WebSocketCloseCode.Normal);
+    if (this.#ws.readyState === this.#ws.OPEN || this.#ws.readyState === this.#ws.CONNECTING) {
+      if (this.#isGoingAway) this.#ws.close(WebSocketCloseCode.GoingAway, 'server shutting down');
+      else this.#ws.close(WebSocketCloseCode.Normal);
+    }
     callback();
   }
 

@@ -50,7 +50,8 @@ export interface ConnectWebSocketOptions extends RemoteConnectionOptions {
    * jittered exponential backoff, bounded attempts, then a `stream/resume` from the last message
    * received; what the server had not received is sent again, nothing twice. Pending requests are
    * answered once. When the resume is refused or every attempt fails, the connection closes with
-   * a `ResumeFailedError`. `true`: the defaults. Default off.
+   * a `ResumeFailedError`. A server that closes it going away (1001: a drain, a shutdown) is not
+   * resumed: the connection closes with a `ServerGoingAwayError`. `true`: the defaults. Default off.
    */
   reconnect?: ReconnectOptions | boolean;
 }
