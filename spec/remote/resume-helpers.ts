@@ -16,17 +16,7 @@ import { serveConformanceAgent } from '../../examples/conformance-agent';
 import { startFaultProxy, type FaultProxy } from '../fixtures/fault-proxy';
 import { closeOf } from './remote-helpers';
 
-/** A small seeded generator (mulberry32): the same seed, the same run. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom } from '../helpers/random';
 
 /** The transports under test. */
 export type ResumeTransport = 'websocket' | 'http';
