@@ -26,7 +26,7 @@ export interface ResumeBench {
   readonly listener: RemoteListener;
   readonly proxy: FaultProxy;
   /** How many agent connections the server created (1 when a client was never restarted). */
-  readonly agents: { connection: Connection; closed: ReturnType<typeof closeOf> }[];
+  readonly agents: { connection: Connection; closed: ReturnType<typeof closeOf>; connectionId: string }[];
   /** The URL of the proxy for `transport`. */
   url(transport: ResumeTransport): string;
   close(): Promise<void>;
@@ -34,11 +34,11 @@ export interface ResumeBench {
 
 export const FAST_HEARTBEAT = { intervalMs: 100, timeoutMs: 400 };
 
-/** Starts a resumable server running the conformance agent, and a fault proxy in front of it. */
-export async function startResumeBench(resume: ResumeOptions): Promise<ResumeBench> {
+/** Starts a resumable server running the conformance agent (at most `maxClients`), and a fault proxy in front of it. */
+export async function startResumeBench(resume: ResumeOptions, maxClients?: number): Promise<ResumeBench> {
   const agents: ResumeBench['agents'] = [];
-  const listener = await listenRemote({ resume, heartbeat: FAST_HEARTBEAT }, (connection) => {
-    agents.push({ connection, closed: closeOf(connection) });
+  const listener = await listenRemote({ resume, heartbeat: FAST_HEARTBEAT, maxClients }, (connection, info) => {
+    agents.push({ connection, closed: closeOf(connection), connectionId: info.connectionId });
     serveConformanceAgent(connection);
   });
   const proxy = await startFaultProxy(listener.port);

@@ -360,6 +360,9 @@ function remoteHttpServer(
     const refusal = checkAccess(request.headers, options);
     if (refusal) return refuseUpgrade(socket, refusal.status, refusal.reason);
     if (!wss) return refuseUpgrade(socket, 404, 'This server speaks Streamable HTTP only');
+    // A socket that resumes a connection this server holds takes no new slot: the connection keeps
+    // its own, also while the server is full or draining (its client may be finishing a turn).
+    if (wss.isResuming(request)) return wss.accept(request, socket, head, true);
     const client = admitClient(request);
     if (!client) {
       const text = health() === 'draining' ? 'Draining: not taking new clients' : 'Too many clients';
@@ -499,14 +502,21 @@ function webSocketServer(options: RemoteServerOptions, sink: WebSocketSink) {
     if (id !== undefined) headers.push(`${HEADER_CONNECTION_ID}: ${id}`);
   });
   return {
-    accept(request: IncomingMessage, socket: Socket, head: Buffer): void {
+    /** Whether `request` names (`Acp-Connection-Id`) a resumable connection this server holds. */
+    isResuming(request: IncomingMessage): boolean {
+      const id = request.headers[HEADER_CONNECTION_ID.toLowerCase()];
+      return sockets !== undefined && typeof id === 'string' && sockets.holds(id);
+    },
+    /** Completes an upgrade; `resumeOnly`: one that was not admitted as a new client, whose first frame must resume. */
+    accept(request: IncomingMessage, socket: Socket, head: Buffer, resumeOnly = false): void {
       const connectionId = randomUUID();
-      ids.set(request, connectionId);
+      if (!resumeOnly) ids.set(request, connectionId);
       wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
         const info: RemoteClientInfo = { transport: 'websocket', request, connectionId };
         const stream = webSocketStream(ws, socket, options);
         if (!sockets) return sink.onStream(stream, info);
-        sockets.accept(stream, connectionId, { onNew: (durable) => sink.onStream(durable, info), onNotNew: () => sink.release(request) });
+        const handlers = { onNew: (durable: Duplex) => sink.onStream(durable, info), onNotNew: () => sink.release(request) };
+        sockets.accept(stream, resumeOnly ? undefined : connectionId, handlers);
       });
     },
   };

@@ -254,6 +254,9 @@ export interface ResumableSocketHandlers {
   onNotNew(): void;
 }
 
+/** How long a socket admitted only to resume may take to send its `stream/resume` frame. */
+const RESUME_FRAME_TIMEOUT_MS = 10_000;
+
 /**
  * The resumable connections of one server, by connection id.
  *
@@ -267,14 +270,27 @@ export class ResumableWebSockets {
     this.#settings = settings;
   }
 
-  /** Waits for a new socket's first frame: `stream/resume` resumes a connection, anything else opens `connectionId`. */
-  accept(socket: WebSocketStream, connectionId: string, handlers: ResumableSocketHandlers): void {
+  /** Whether this server holds the connection `connectionId` (a socket may resume it). */
+  holds(connectionId: string): boolean {
+    return this.#streams.has(connectionId);
+  }
+
+  /**
+   * Waits for a new socket's first frame: `stream/resume` resumes a connection, anything else
+   * opens `connectionId`; without one (a socket admitted only to resume), anything else is refused.
+   */
+  accept(socket: WebSocketStream, connectionId: string | undefined, handlers: ResumableSocketHandlers): void {
     const port = socket[MESSAGE_PORT];
     socket.on('error', ignore);
+    // A socket that holds no slot of its own must resume at once.
+    const timer = connectionId === undefined ? setTimeout(() => socket.destroy(), RESUME_FRAME_TIMEOUT_MS) : undefined;
+    socket.once('close', () => clearTimeout(timer));
     port.receiveFrames((frame) => {
       port.receiveFrames(undefined);
+      clearTimeout(timer);
       const control = controlOf(frame.toString('utf8'));
       if (control?.method === STREAM_RESUME_METHOD) return this.#resume(socket, control.params, handlers);
+      if (connectionId === undefined) return refuseResume(socket, `the first frame must be ${STREAM_RESUME_METHOD}`);
       const stream = new ResumableServerStream(connectionId, this.#settings);
       this.#streams.set(connectionId, stream);
       stream.once('close', () => {
@@ -297,9 +313,14 @@ export class ResumableWebSockets {
         ? 'cursor must be a string or null'
         : stream.resumeOn(socket, cursorText);
     if (reason === undefined) return;
-    sendFrames(socket, [controlMessage(STREAM_RESUME_FAILED_METHOD, { reason })]);
-    socket.end();
+    refuseResume(socket, reason);
   }
+}
+
+/** Answers `stream/resume_failed` with `reason` and closes the socket. */
+function refuseResume(socket: WebSocketStream, reason: string): void {
+  sendFrames(socket, [controlMessage(STREAM_RESUME_FAILED_METHOD, { reason })]);
+  socket.end();
 }
 
 function ignore(): void {}

@@ -123,8 +123,10 @@ async function connectOpened(target: URL, options: ConnectWebSocketOptions, reco
   if (!reconnect) return remoteConnection(stream, options);
   // Loaded only by a client that reconnects.
   const { ReconnectingWebSocketStream } = require('./reconnecting-websocket') as typeof ReconnectingModule;
+  // A resuming upgrade names its connection, which the server lets in without a new client slot.
+  const headers = opened.connectionId === undefined ? options.headers : { ...options.headers, [HEADER_CONNECTION_ID]: opened.connectionId };
   const durable = new ReconnectingWebSocketStream(stream, opened.connectionId, reconnect, (signal) =>
-    openWebSocket(target, { ...options, signal }).then((next) => webSocketStream(next.ws, next.socket, options)),
+    openWebSocket(target, { ...options, headers, signal }).then((next) => webSocketStream(next.ws, next.socket, options)),
   );
   return remoteConnection(durable, options);
 }
