@@ -17,10 +17,10 @@ import {
   STREAM_RESUME_METHOD,
   controlMessage,
   controlOf,
-  cursorOf,
+  cursorNumberOf,
 } from './stream-cursor';
 import { pushFrame, type WebSocketStream } from './websocket-stream';
-import { sendFrames } from './resumable-websocket';
+import { isBlank, sendFrames } from './resumable-websocket';
 
 /**
  * A client connection over resumable WebSockets, as a byte stream of NDJSON lines.
@@ -108,11 +108,10 @@ export class ReconnectingWebSocketStream extends Duplex {
     const text = frame.toString('utf8');
     const control = controlOf(text);
     if (control?.method === STREAM_ACK_METHOD) return this.#acknowledge(control.params.received);
-    const cursor = cursorOf(text);
+    const cursor = cursorNumberOf(text);
     if (cursor !== undefined) {
-      const n = Number(cursor);
-      if (this.#lastCursor !== undefined && n <= this.#lastCursor) return;
-      this.#lastCursor = n;
+      if (this.#lastCursor !== undefined && cursor <= this.#lastCursor) return;
+      this.#lastCursor = cursor;
     }
     if (!this.#isResumable && resumableOf(text) !== undefined) this.#isResumable = true;
     if (this.#onFrameOut) this.#onFrameOut(frame);
@@ -213,7 +212,8 @@ export class ReconnectingWebSocketStream extends Duplex {
 
   /** Keeps (once resumable) and sends messages; returns false when the socket is full (`onDrain` follows). */
   #send(lines: readonly string[], onDrain: () => void): boolean {
-    const texts = lines.filter((line) => line.trim() !== '');
+    const texts: string[] = [];
+    for (const line of lines) if (!isBlank(line)) texts.push(line);
     // Kept for a resend only once the server is known to resume (before, a drop ends the connection).
     if (this.#isResumable) for (const text of texts) this.#unacked.push(text);
     else this.#sentBase += texts.length;
