@@ -77,78 +77,89 @@ function skipValue(text: string, at: number): number {
   return i;
 }
 
-/**
- * The members of one JSON object's text, one at a time: where each key and value start, the
- * value's end found only when moving past it (a member a caller stops at is never scanned).
- * Allocates nothing per member.
+/*
+ * The walk over the members of one JSON object's text: where the current member's key and value
+ * start, the value's end found only when moving past it (a member a caller stops at is never
+ * scanned). Module state rather than an object, so that a walk allocates nothing: walks are
+ * synchronous, and a caller that starts a walk inside another never goes back to the outer one.
  */
-class MemberWalk {
-  readonly #text: string;
-  /** Where the current member's key starts (its quote) and ends (after its quote). */
-  keyStart = 0;
-  keyEnd = 0;
-  /** Where the current member's value starts; -1 before the first member. */
-  valueStart = -1;
-  /** Whether the text stopped being a JSON object before its end. */
-  isMalformed = false;
+let walkText = '';
+/** Where the current member's key starts (its quote) and ends (after its closing quote). */
+let keyStart = 0;
+let keyEnd = 0;
+/** Whether the current key holds an escape (then it is decoded to be compared). */
+let hasEscape = false;
+/** Where the current member's value starts. */
+let valueStart = 0;
+/** Whether the walk stopped where the text is not a JSON object. */
+let isMalformed = false;
 
-  /** @param at - where the object's `{` is (else the walk is malformed at once) */
-  constructor(text: string, at: number) {
-    this.#text = text;
-    if (text.charCodeAt(at) !== OPEN_BRACE) this.isMalformed = true;
-    else this.keyEnd = at + 1;
-  }
+/** Starts a walk at the object whose `{` is at `at` and moves to its first member; false when it has none. */
+function firstMember(text: string, at: number): boolean {
+  walkText = text;
+  isMalformed = text.charCodeAt(at) !== OPEN_BRACE;
+  if (isMalformed) return false;
+  const i = skipSpace(text, at + 1);
+  return text.charCodeAt(i) !== CLOSE_BRACE && readMember(i);
+}
 
-  /** Moves to the next member; false at the object's end or where the text is malformed. */
-  next(): boolean {
-    if (this.isMalformed) return false;
-    const text = this.#text;
-    let i = skipSpace(text, this.valueStart === -1 ? this.keyEnd : skipValue(text, this.valueStart));
-    if (this.valueStart !== -1 || text.charCodeAt(i) === CLOSE_BRACE) {
-      if (text.charCodeAt(i) === CLOSE_BRACE) return false;
-      if (text.charCodeAt(i) !== COMMA) return this.#fail();
-      i = skipSpace(text, i + 1);
+/** Moves past the current member's value to the next member; false at the object's end. */
+function nextMember(): boolean {
+  const text = walkText;
+  const i = skipSpace(text, skipValue(text, valueStart));
+  const c = text.charCodeAt(i);
+  if (c === CLOSE_BRACE) return false;
+  if (c !== COMMA) return fail();
+  return readMember(skipSpace(text, i + 1));
+}
+
+/** Reads the member whose key starts at `at`. */
+function readMember(at: number): boolean {
+  const text = walkText;
+  if (text.charCodeAt(at) !== QUOTE) return fail();
+  keyStart = at;
+  hasEscape = false;
+  let i = at + 1;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) break;
+    if (c === BACKSLASH) {
+      hasEscape = true;
+      i++;
     }
-    if (text.charCodeAt(i) !== QUOTE) return this.#fail();
-    this.keyStart = i;
-    this.keyEnd = skipString(text, i);
-    i = skipSpace(text, this.keyEnd);
-    if (text.charCodeAt(i) !== COLON) return this.#fail();
-    this.valueStart = skipSpace(text, i + 1);
-    return true;
   }
+  keyEnd = i + 1;
+  i = skipSpace(text, keyEnd);
+  if (text.charCodeAt(i) !== COLON) return fail();
+  valueStart = skipSpace(text, i + 1);
+  return true;
+}
 
-  /** Whether the current member's key is `key` (an escaped key is decoded first). */
-  keyIs(key: string): boolean {
-    const text = this.#text;
-    const length = this.keyEnd - this.keyStart - 2;
-    if (length === key.length && text.startsWith(key, this.keyStart + 1)) return true;
-    const escape = text.indexOf('\\', this.keyStart + 1);
-    return escape !== -1 && escape < this.keyEnd && JSON.parse(text.slice(this.keyStart, this.keyEnd)) === key;
-  }
+function fail(): false {
+  isMalformed = true;
+  return false;
+}
 
-  /** Whether the current member's value is an object. */
-  get isObject(): boolean {
-    return this.#text.charCodeAt(this.valueStart) === OPEN_BRACE;
-  }
+/** Whether the current member's key is `key` (an escaped key is decoded first). */
+function keyIs(key: string): boolean {
+  if (hasEscape) return JSON.parse(walkText.slice(keyStart, keyEnd)) === key;
+  return keyEnd - keyStart - 2 === key.length && walkText.startsWith(key, keyStart + 1);
+}
 
-  #fail(): false {
-    this.isMalformed = true;
-    return false;
-  }
+/** Whether the current member's value is an object. */
+function isObjectValue(): boolean {
+  return walkText.charCodeAt(valueStart) === OPEN_BRACE;
 }
 
 /** Where the value of the first member named `key` of the object at `at` starts, or -1. */
 function valueOf(text: string, at: number, key: string): number {
-  const walk = new MemberWalk(text, at);
-  while (walk.next()) if (walk.keyIs(key)) return walk.valueStart;
+  for (let more = firstMember(text, at); more; more = nextMember()) if (keyIs(key)) return valueStart;
   return -1;
 }
 
 /** Where the first member named `_meta` of the object at `at` whose value is an object starts, or -1. */
 function metaOf(text: string, at: number): number {
-  const walk = new MemberWalk(text, at);
-  while (walk.next()) if (walk.isObject && walk.keyIs('_meta')) return walk.valueStart;
+  for (let more = firstMember(text, at); more; more = nextMember()) if (isObjectValue() && keyIs('_meta')) return valueStart;
   return -1;
 }
 
@@ -172,39 +183,39 @@ function insertFirst(text: string, at: number, member: string): string {
 export function stampCursor(line: string, cursor: string | number): string {
   const at = skipSpace(line, 0);
   const entry = `"${CURSOR_META_KEY}":"${cursor}"`;
-  const walk = new MemberWalk(line, at);
   let topMeta = -1;
-  while (walk.next()) {
-    if (!walk.isObject) continue;
-    if (walk.keyIs('params') || walk.keyIs('result')) {
-      const meta = metaOf(line, walk.valueStart);
-      if (meta !== -1) return insertFirst(line, meta, entry);
-      return insertFirst(line, walk.valueStart, `"_meta":{${entry}}`);
+  for (let more = firstMember(line, at); more; more = nextMember()) {
+    if (!isObjectValue()) continue;
+    if (keyIs('params') || keyIs('result')) {
+      const holder = valueStart;
+      const meta = metaOf(line, holder);
+      walkText = '';
+      return meta === -1 ? insertFirst(line, holder, `"_meta":{${entry}}`) : insertFirst(line, meta, entry);
     }
-    if (walk.keyIs('_meta')) topMeta = walk.valueStart;
+    if (keyIs('_meta')) topMeta = valueStart;
   }
-  if (walk.isMalformed) return line;
+  walkText = '';
+  if (isMalformed) return line;
   return topMeta === -1 ? insertFirst(line, at, `"_meta":{${entry}}`) : insertFirst(line, topMeta, entry);
 }
 
 /** Where the string value of the cursor {@link stampCursor} put on `text` starts (its quote), or -1. */
 function cursorAt(text: string): number {
   // The stamp is the first member wherever it is, so this stops early on a stamped message.
-  const walk = new MemberWalk(text, skipSpace(text, 0));
   let meta = -1;
-  while (walk.next()) {
-    if (!walk.isObject) continue;
-    if (walk.keyIs('_meta')) {
-      meta = walk.valueStart;
+  for (let more = firstMember(text, skipSpace(text, 0)); more; more = nextMember()) {
+    if (!isObjectValue()) continue;
+    if (keyIs('_meta')) {
+      meta = valueStart;
       break;
     }
-    if (walk.keyIs('params') || walk.keyIs('result')) {
-      meta = metaOf(text, walk.valueStart);
+    if (keyIs('params') || keyIs('result')) {
+      meta = metaOf(text, valueStart);
       break;
     }
   }
-  if (meta === -1) return -1;
-  const entry = valueOf(text, meta, CURSOR_META_KEY);
+  const entry = meta === -1 ? -1 : valueOf(text, meta, CURSOR_META_KEY);
+  walkText = '';
   return entry !== -1 && text.charCodeAt(entry) === QUOTE ? entry : -1;
 }
 
