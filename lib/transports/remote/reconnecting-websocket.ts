@@ -106,12 +106,14 @@ export class ReconnectingWebSocketStream extends Duplex {
   #onFrame(frame: Buffer): void {
     if (this.destroyed || this.readableEnded) return;
     const text = frame.toString('utf8');
-    const control = controlOf(text);
-    if (control?.method === STREAM_ACK_METHOD) return this.#acknowledge(control.params.received);
     const cursor = cursorNumberOf(text);
     if (cursor !== undefined) {
       if (this.#lastCursor !== undefined && cursor <= this.#lastCursor) return;
       this.#lastCursor = cursor;
+    } else {
+      // The server's control messages carry no cursor.
+      const control = controlOf(text);
+      if (control?.method === STREAM_ACK_METHOD) return this.#acknowledge(control.params.received);
     }
     if (!this.#isResumable && resumableOf(text) !== undefined) this.#isResumable = true;
     if (this.#onFrameOut) this.#onFrameOut(frame);

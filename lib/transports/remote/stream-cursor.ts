@@ -163,6 +163,15 @@ function metaOf(text: string, at: number): number {
   return -1;
 }
 
+/**
+ * Whether the text from `at` on may hold a `_meta` key: false when it has neither `"_meta"` (a
+ * quote inside a string is always escaped, so this finds every such key written plainly) nor a
+ * `\u` escape (the only other way to write one). Spares walking the members of most messages.
+ */
+function mayHoldMeta(text: string, at: number): boolean {
+  return text.indexOf('"_meta"', at) !== -1 || text.indexOf('\\u', at) !== -1;
+}
+
 /** Inserts `member` (a `"key":value` text) first into the object whose `{` is at `at`. */
 function insertFirst(text: string, at: number, member: string): string {
   const isEmpty = text.charCodeAt(skipSpace(text, at + 1)) === CLOSE_BRACE;
@@ -188,7 +197,7 @@ export function stampCursor(line: string, cursor: string | number): string {
     if (!isObjectValue()) continue;
     if (keyIs('params') || keyIs('result')) {
       const holder = valueStart;
-      const meta = metaOf(line, holder);
+      const meta = mayHoldMeta(line, holder) ? metaOf(line, holder) : -1;
       walkText = '';
       return meta === -1 ? insertFirst(line, holder, `"_meta":{${entry}}`) : insertFirst(line, meta, entry);
     }
