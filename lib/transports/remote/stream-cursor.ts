@@ -152,7 +152,7 @@ function isObjectValue(): boolean {
 }
 
 /** Where the value of the first member named `key` of the object at `at` starts, or -1. */
-function valueOf(text: string, at: number, key: string): number {
+function memberValue(text: string, at: number, key: string): number {
   for (let more = firstMember(text, at); more; more = nextMember()) if (keyIs(key)) return valueStart;
   return -1;
 }
@@ -172,10 +172,15 @@ function mayHoldMeta(text: string, at: number): boolean {
   return text.indexOf('"_meta"', at) !== -1 || text.indexOf('\\u', at) !== -1;
 }
 
-/** Inserts `member` (a `"key":value` text) first into the object whose `{` is at `at`. */
+/**
+ * Inserts `member` (a `"key":value` text) first into the object whose `{` is at `at`.
+ *
+ * @remarks Joined into one flat string: a concatenation would be a tree of slices of `text`,
+ * which the replay buffer would hold (with `text`) and every write would have to flatten.
+ */
 function insertFirst(text: string, at: number, member: string): string {
   const isEmpty = text.charCodeAt(skipSpace(text, at + 1)) === CLOSE_BRACE;
-  return `${text.slice(0, at + 1)}${member}${isEmpty ? '' : ','}${text.slice(at + 1)}`;
+  return [text.slice(0, at + 1), member, isEmpty ? '' : ',', text.slice(at + 1)].join('');
 }
 
 /**
@@ -223,7 +228,7 @@ function cursorAt(text: string): number {
       break;
     }
   }
-  const entry = meta === -1 ? -1 : valueOf(text, meta, CURSOR_META_KEY);
+  const entry = meta === -1 ? -1 : memberValue(text, meta, CURSOR_META_KEY);
   walkText = '';
   return entry !== -1 && text.charCodeAt(entry) === QUOTE ? entry : -1;
 }
