@@ -65,8 +65,7 @@ export interface ReconnectOptions {
    * Streamable HTTP only: a request whose socket receives nothing for this long is given up as
    * dropped (a silent network) and resumed; the server sends an event stream a keep-alive every
    * 15 s. Milliseconds; `0` never. Default 75,000 (five keep-alives). Applies once the server
-   * advertised resumption (never to the `initialize` POST). Checked every `silenceMs / 2`: a
-   * silent request is given up after between `silenceMs` and 1.5 × `silenceMs`.
+   * advertised resumption (never to the `initialize` POST).
    */
   silenceMs?: number;
   /** Called when the stream dropped and an attempt is about to be made (after `delayMs`). */
