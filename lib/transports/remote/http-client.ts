@@ -28,7 +28,6 @@ import {
   type RoutedMessage,
 } from './http-protocol';
 import { DEFAULT_MAX_PAYLOAD } from './limits';
-import { SilenceWatch } from './silence-watch';
 import { SseParser } from './sse';
 import { checkRemoteOptions, remoteConnection, type RemoteConnectionOptions } from './websocket';
 import { pushFrame } from './websocket-stream';
@@ -85,8 +84,6 @@ export class HttpClientStream extends Duplex {
   readonly #cursors = new Map<string, number>();
   /** Backoff timers of the attempts under way (several streams and a POST may retry at once). */
   readonly #timers = new Set<NodeJS.Timeout>();
-  /** Gives up requests on a silent socket, once resumable (`reconnect.silenceMs`; none for 0). */
-  readonly #silence: SilenceWatch | undefined;
   #partial = '';
   #isReading = true;
   #paused: (() => void)[] = [];
@@ -99,8 +96,6 @@ export class HttpClientStream extends Duplex {
       url.protocol === 'https:'
         ? new HttpsAgent({ keepAlive: true, ca: options.ca, rejectUnauthorized: options.rejectUnauthorized })
         : new HttpAgent({ keepAlive: true });
-    const silenceMs = options.reconnect?.silenceMs ?? 0;
-    this.#silence = silenceMs > 0 ? new SilenceWatch(silenceMs) : undefined;
   }
 
   /** The `Acp-Connection-Id` the server gave, once initialized. */
@@ -148,7 +143,6 @@ export class HttpClientStream extends Duplex {
   #shutdown(): void {
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
-    this.#silence?.stop();
     for (const request of this.#requests) request.destroy();
     this.#requests.clear();
     this.#agent.destroy();
@@ -379,7 +373,8 @@ export class HttpClientStream extends Duplex {
     const send = this.#url.protocol === 'https:' ? httpsRequest : httpRequest;
     const request = send(this.#url, { method, headers: all, agent: this.#agent }, onResponse);
     // A resumable connection gives up a request on a silent socket (a dead network) and resumes.
-    if (this.#isResumable) this.#silence?.watch(request);
+    const silenceMs = this.#isResumable ? (this.#options.reconnect?.silenceMs ?? 0) : 0;
+    if (silenceMs > 0) request.setTimeout(silenceMs, () => request.destroy(new Error(`nothing received for ${silenceMs} ms`)));
     this.#requests.add(request);
     request.once('close', () => this.#requests.delete(request));
     return request;
