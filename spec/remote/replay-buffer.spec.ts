@@ -157,6 +157,9 @@ describe('stream cursors on message text', () => {
   it('leaves text that is not a JSON object unchanged', () => {
     expect(stampCursor('[1,2]', '1')).to.equal('[1,2]');
     expect(stampCursor('not json', '1')).to.equal('not json');
+    const badEscape = '{"id":1,"x\\q":{},"params":{"a":1}}';
+    expect(stampCursor(badEscape, '1')).to.equal(badEscape);
+    expect(cursorOf('{"x\\q":{},"_meta":{"acp/cursor":"1"}}')).to.equal(undefined);
     expect(cursorOf('{"id":1,"params":{"_meta":{"acp/cursor":3}}}')).to.equal(undefined);
   });
 });

@@ -105,6 +105,7 @@ function firstMember(text: string, at: number): boolean {
 
 /** Moves past the current member's value to the next member; false at the object's end. */
 function nextMember(): boolean {
+  if (isMalformed) return false;
   const text = walkText;
   const i = skipSpace(text, skipValue(text, valueStart));
   const c = text.charCodeAt(i);
@@ -142,7 +143,14 @@ function fail(): false {
 
 /** Whether the current member's key is `key` (an escaped key is decoded first). */
 function keyIs(key: string): boolean {
-  if (hasEscape) return JSON.parse(walkText.slice(keyStart, keyEnd)) === key;
+  if (hasEscape) {
+    try {
+      return JSON.parse(walkText.slice(keyStart, keyEnd)) === key;
+    } catch {
+      // An invalid escape: the text is no JSON object.
+      return fail();
+    }
+  }
   return keyEnd - keyStart - 2 === key.length && walkText.startsWith(key, keyStart + 1);
 }
 
