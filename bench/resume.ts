@@ -6,6 +6,7 @@
  *
  * @packageDocumentation
  */
+import { cpus, loadavg } from 'node:os';
 import { type Connection, connectHttp, connectWebSocket, listenRemote } from '../lib';
 import { ECHO, SMALL_PARAMS } from './protocol';
 
@@ -19,6 +20,17 @@ export interface ResumeCell {
   /** CPU time (client and server, this one process) per operation, in µs, off and on. */
   cpuOff: number;
   cpuOn: number;
+  /**
+   * The median over rounds of each round's CPU µs/op on ÷ off (the two runs of a round are
+   * back to back, so a change in the machine's load moves both).
+   */
+  cpuRatio: number;
+  /** The lowest and highest of those per-round ratios. */
+  cpuRatioMin: number;
+  cpuRatioMax: number;
+  /** The 1-minute load average when the cell started and when it ended. */
+  loadBefore: number;
+  loadAfter: number;
 }
 
 type Transport = ResumeCell['transport'];
@@ -70,17 +82,25 @@ function median(values: number[]): number {
 }
 
 async function cell(transport: Transport, workload: Workload, rounds: number, budgetMs: number): Promise<ResumeCell> {
-  const samples = { off: [] as number[], on: [] as number[], cpuOff: [] as number[], cpuOn: [] as number[] };
+  const samples = { off: [] as number[], on: [] as number[], cpuOff: [] as number[], cpuOn: [] as number[], ratio: [] as number[] };
+  const loadBefore = loadavg()[0]!;
   for (let round = 0; round <= rounds; round++) {
     // Alternate which goes first; round 0 is a discarded warm-up.
+    const cpu = { off: 0, on: 0 };
     for (const isResumable of round % 2 === 0 ? [false, true] : [true, false]) {
       const harness = await open(transport, isResumable);
-      const { rate, cpu } = await measure(harness.client, workload, budgetMs);
+      const measured = await measure(harness.client, workload, budgetMs);
       await harness.close();
-      if (round === 0) continue;
-      samples[isResumable ? 'on' : 'off'].push(rate);
-      samples[isResumable ? 'cpuOn' : 'cpuOff'].push(cpu);
+      samples[isResumable ? 'on' : 'off'].push(measured.rate);
+      cpu[isResumable ? 'on' : 'off'] = measured.cpu;
     }
+    if (round === 0) {
+      samples.off.length = samples.on.length = 0;
+      continue;
+    }
+    samples.cpuOff.push(cpu.off);
+    samples.cpuOn.push(cpu.on);
+    samples.ratio.push(cpu.on / cpu.off);
   }
   return {
     transport,
@@ -89,6 +109,11 @@ async function cell(transport: Transport, workload: Workload, rounds: number, bu
     on: median(samples.on),
     cpuOff: median(samples.cpuOff),
     cpuOn: median(samples.cpuOn),
+    cpuRatio: median(samples.ratio),
+    cpuRatioMin: Math.min(...samples.ratio),
+    cpuRatioMax: Math.max(...samples.ratio),
+    loadBefore,
+    loadAfter: loadavg()[0]!,
   };
 }
 
@@ -106,15 +131,17 @@ export function formatResume(cells: readonly ResumeCell[]): string {
   const lines = [
     '### Resumption on the happy path (acp-wire, client and server in one process, 127.0.0.1)',
     '',
-    '| transport | workload | off | on | on vs off | CPU µs/op off | CPU µs/op on |',
-    '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
+    '| transport | workload | off | on | on vs off | CPU µs/op off | CPU µs/op on | CPU on ÷ off (min–max) | load |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const c of cells) {
     const rate = (n: number): string => `${Math.round(n).toLocaleString('en-US')}/s`;
+    const ratio = `${c.cpuRatio.toFixed(2)} (${c.cpuRatioMin.toFixed(2)}–${c.cpuRatioMax.toFixed(2)})`;
     lines.push(
-      `| ${c.transport} | ${c.workload} | ${rate(c.off)} | ${rate(c.on)} | ${(c.on / c.off).toFixed(2)}× | ${c.cpuOff.toFixed(1)} | ${c.cpuOn.toFixed(1)} |`,
+      `| ${c.transport} | ${c.workload} | ${rate(c.off)} | ${rate(c.on)} | ${(c.on / c.off).toFixed(2)}× | ${c.cpuOff.toFixed(1)} | ${c.cpuOn.toFixed(1)} | ${ratio} | ${c.loadBefore.toFixed(1)}→${c.loadAfter.toFixed(1)} |`,
     );
   }
+  lines.push('', `Rounds of resumption off and on back to back, medians; "load": the 1-minute load average (${cpus().length} CPUs).`);
   return lines.join('\n');
 }
 

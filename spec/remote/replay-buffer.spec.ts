@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { ReplayBuffer } from '../../lib/transports/remote/replay-buffer';
 import { backoffDelay, reconnectSettings, resumeSettings } from '../../lib/transports/remote/resume-options';
-import { cursorOf, stampCursor } from '../../lib/transports/remote/stream-cursor';
+import { cursorNumberOf, cursorOf, stampCursor } from '../../lib/transports/remote/stream-cursor';
 
 describe('ReplayBuffer', () => {
   let now: number;
@@ -136,9 +136,30 @@ describe('stream cursors on message text', () => {
     });
   });
 
+  it('finds an existing _meta written with escapes, and is not misled by a "_meta" string value', () => {
+    const escaped = stampCursor('{"id":1,"method":"m","params":{"a":1,"_m\\u0065ta":{"x":2}}}', '8');
+    expect(JSON.parse(escaped).params).to.deep.equal({ a: 1, _meta: { 'acp/cursor': '8', x: 2 } });
+    expect(cursorOf(escaped)).to.equal('8');
+    const value = stampCursor('{"id":1,"method":"m","params":{"name":"_meta","n":[1,{"_meta":{}}]}}', '9');
+    expect(JSON.parse(value).params).to.deep.equal({ _meta: { 'acp/cursor': '9' }, name: '_meta', n: [1, { _meta: {} }] });
+  });
+
+  it('reads a cursor as a number only when it is a decimal integer', () => {
+    expect(cursorNumberOf(stampCursor('{"id":1,"result":{"ok":true}}', '123456789012345'))).to.equal(123456789012345);
+    expect(cursorNumberOf('{"id":1,"result":{"_meta":{"acp/cursor":"0"}}}')).to.equal(0);
+    expect(cursorNumberOf('{"id":1,"result":{"_meta":{"acp/cursor":"007"}}}')).to.equal(undefined);
+    expect(cursorNumberOf('{"id":1,"result":{"_meta":{"acp/cursor":"7a"}}}')).to.equal(undefined);
+    expect(cursorNumberOf('{"id":1,"result":{"_meta":{"acp/cursor":""}}}')).to.equal(undefined);
+    expect(cursorNumberOf('{"id":1,"result":{"_meta":{"acp/cursor":"1234567890123456"}}}')).to.equal(undefined);
+    expect(cursorNumberOf('{"id":1,"result":{"ok":true}}')).to.equal(undefined);
+  });
+
   it('leaves text that is not a JSON object unchanged', () => {
     expect(stampCursor('[1,2]', '1')).to.equal('[1,2]');
     expect(stampCursor('not json', '1')).to.equal('not json');
+    const badEscape = '{"id":1,"x\\q":{},"params":{"a":1}}';
+    expect(stampCursor(badEscape, '1')).to.equal(badEscape);
+    expect(cursorOf('{"x\\q":{},"_meta":{"acp/cursor":"1"}}')).to.equal(undefined);
     expect(cursorOf('{"id":1,"params":{"_meta":{"acp/cursor":3}}}')).to.equal(undefined);
   });
 });

@@ -11,7 +11,7 @@ import { Duplex } from 'node:stream';
 import type { Connection } from '../../connection/connection';
 import { HttpStatusError, ResumeFailedError, ServerGoingAwayError } from './errors';
 import { backoffDelay, reconnectSettings, resumableOf, type ReconnectOptions, type ReconnectSettings } from './resume-options';
-import { cursorOf } from './stream-cursor';
+import { cursorNumberOf } from './stream-cursor';
 import {
   EVENT_STREAM_CONTENT_TYPE,
   HEADER_CLIENT_SEQ,
@@ -349,9 +349,8 @@ export class HttpClientStream extends Duplex {
 
   /** Whether an event is one already received on its stream (its cursor is not after the last one). */
   #isReplayed(data: string, stream: string): boolean {
-    const cursor = cursorOf(data);
-    if (cursor === undefined) return false;
-    const n = Number(cursor);
+    const n = cursorNumberOf(data);
+    if (n === undefined) return false;
     const last = this.#cursors.get(stream);
     if (last !== undefined && n <= last) return true;
     this.#cursors.set(stream, n);

@@ -330,9 +330,8 @@ export class HttpServerStream extends Duplex {
 
   #deliver(box: Mailbox, line: string): void {
     if (box.replay) {
-      const id = box.replay.peekCursor();
-      const text = stampCursor(line, id);
-      box.replay.append(text);
+      const text = stampCursor(line, box.replay.nextCursor);
+      const id = box.replay.append(text);
       box.queue.push({ text, id });
       this.#bufferedBytes += text.length;
     } else {

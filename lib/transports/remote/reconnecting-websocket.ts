@@ -18,10 +18,10 @@ import {
   STREAM_RESUME_METHOD,
   controlMessage,
   controlOf,
-  cursorOf,
+  cursorNumberOf,
 } from './stream-cursor';
 import { pushFrame, type WebSocketStream } from './websocket-stream';
-import { sendFrames } from './resumable-websocket';
+import { isBlank, sendFrames } from './resumable-websocket';
 
 /**
  * A client connection over resumable WebSockets, as a byte stream of NDJSON lines.
@@ -108,13 +108,14 @@ export class ReconnectingWebSocketStream extends Duplex {
   #onFrame(frame: Buffer): void {
     if (this.destroyed || this.readableEnded) return;
     const text = frame.toString('utf8');
-    const control = controlOf(text);
-    if (control?.method === STREAM_ACK_METHOD) return this.#acknowledge(control.params.received);
-    const cursor = cursorOf(text);
+    const cursor = cursorNumberOf(text);
     if (cursor !== undefined) {
-      const n = Number(cursor);
-      if (this.#lastCursor !== undefined && n <= this.#lastCursor) return;
-      this.#lastCursor = n;
+      if (this.#lastCursor !== undefined && cursor <= this.#lastCursor) return;
+      this.#lastCursor = cursor;
+    } else {
+      // The server's control messages carry no cursor.
+      const control = controlOf(text);
+      if (control?.method === STREAM_ACK_METHOD) return this.#acknowledge(control.params.received);
     }
     if (!this.#isResumable && resumableOf(text) !== undefined) this.#isResumable = true;
     if (this.#onFrameOut) this.#onFrameOut(frame);
@@ -222,7 +223,8 @@ export class ReconnectingWebSocketStream extends Duplex {
 
   /** Keeps (once resumable) and sends messages; returns false when the socket is full (`onDrain` follows). */
   #send(lines: readonly string[], onDrain: () => void): boolean {
-    const texts = lines.filter((line) => line.trim() !== '');
+    const texts: string[] = [];
+    for (const line of lines) if (!isBlank(line)) texts.push(line);
     // Kept for a resend only once the server is known to resume (before, a drop ends the connection).
     if (this.#isResumable) for (const text of texts) this.#unacked.push(text);
     else this.#sentBase += texts.length;

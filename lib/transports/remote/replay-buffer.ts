@@ -61,23 +61,24 @@ export class ReplayBuffer {
     return this.#texts.length - this.#head;
   }
 
-  /** The next message's cursor, without taking it. */
-  peekCursor(): string {
-    return String(this.#next);
+  /** The number of the next message's cursor, without taking it. */
+  get nextCursor(): number {
+    return this.#next;
   }
 
-  /** Holds `text` (already stamped with {@link ReplayBuffer.peekCursor}) and returns its cursor. */
+  /** Holds `text` (already stamped with {@link ReplayBuffer.nextCursor}) and returns its cursor. */
   append(text: string): string {
     const cursor = this.#next++;
+    const now = this.#now();
     this.#texts.push(text);
-    this.#times.push(this.#now());
+    this.#times.push(now);
     this.#bytes += text.length;
     if (this.#texts.length - this.#head > this.#bounds.maxMessages) this.#drop(1);
     const maxBytes = this.#bounds.maxBytes ?? DEFAULT_MAX_BYTES;
     let over = 0;
     for (let bytes = this.#bytes; bytes > maxBytes; over++) bytes -= this.#texts[this.#head + over]!.length;
     if (over > 0) this.#drop(over);
-    this.#expire();
+    this.#expire(now);
     return String(cursor);
   }
 
@@ -98,8 +99,9 @@ export class ReplayBuffer {
     return entries;
   }
 
-  #expire(): void {
-    const oldest = this.#now() - this.#bounds.maxAgeMs;
+  /** Drops the messages older than `maxAgeMs` at `now` (one clock reading per append). */
+  #expire(now = this.#now()): void {
+    const oldest = now - this.#bounds.maxAgeMs;
     let count = 0;
     while (this.#head + count < this.#times.length && this.#times[this.#head + count]! < oldest) count++;
     if (count > 0) this.#drop(count);

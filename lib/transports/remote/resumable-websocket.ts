@@ -90,10 +90,18 @@ export class ResumableServerStream extends Duplex {
     };
   }
 
-  /** Runs the connection over its first socket, starting with `firstFrame` (already taken from it). */
-  start(socket: WebSocketStream, firstFrame: Buffer): void {
+  /** Runs the connection over its first socket. */
+  start(socket: WebSocketStream): void {
     this.#attach(socket);
-    this.#onFrame(firstFrame);
+  }
+
+  /**
+   * Takes a frame read from the socket before this stream existed (the first one). Called once
+   * the stream's owner has it: a connection then takes it, as every later one, as a frame rather
+   * than as a line pushed before it could switch to frames.
+   */
+  receive(frame: Buffer): void {
+    this.#onFrame(frame);
   }
 
   /**
@@ -193,8 +201,8 @@ export class ResumableServerStream extends Duplex {
   #send(lines: readonly string[], onDrain: () => void): boolean {
     const texts: string[] = [];
     for (const line of lines) {
-      if (line.trim() === '') continue;
-      const text = stampCursor(this.#advertise(line), this.#buffer.peekCursor());
+      if (isBlank(line)) continue;
+      const text = stampCursor(this.#advertise(line), this.#buffer.nextCursor);
       this.#buffer.append(text);
       texts.push(text);
     }
@@ -296,8 +304,9 @@ export class ResumableWebSockets {
       stream.once('close', () => {
         if (this.#streams.get(connectionId) === stream) this.#streams.delete(connectionId);
       });
-      stream.start(socket, frame);
+      stream.start(socket);
       handlers.onNew(stream);
+      stream.receive(frame);
     });
     socket.resume();
   }
@@ -324,3 +333,8 @@ function refuseResume(socket: WebSocketStream, reason: string): void {
 }
 
 function ignore(): void {}
+
+/** Whether a line is empty or only whitespace (the connection's own never are). @internal */
+export function isBlank(line: string): boolean {
+  return line === '' || (line.charCodeAt(0) <= 0x20 && line.trim() === '');
+}

@@ -17,17 +17,21 @@ export const STREAM_RESUME_FAILED_METHOD = 'stream/resume_failed';
 /** The server's periodic acknowledgement on a resumable WebSocket: `{received}`. */
 export const STREAM_ACK_METHOD = 'stream/ack';
 
-/** One member of a JSON object's text: its key and where its value starts and ends. */
-interface Member {
-  readonly key: string;
-  readonly start: number;
-  readonly end: number;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
-const WHITESPACE = new Set([' ', '\t', '\r', '\n']);
-
 function skipSpace(text: string, at: number): number {
-  while (at < text.length && WHITESPACE.has(text[at]!)) at++;
+  while (at < text.length && isSpace(text.charCodeAt(at))) at++;
   return at;
 }
 
@@ -38,7 +42,7 @@ function skipString(text: string, at: number): number {
     const quote = text.indexOf('"', i);
     if (quote === -1) return text.length;
     let backslashes = 0;
-    for (let j = quote - 1; text[j] === '\\'; j--) backslashes++;
+    for (let j = quote - 1; text.charCodeAt(j) === BACKSLASH; j--) backslashes++;
     if (backslashes % 2 === 0) return quote + 1;
     i = quote + 1;
   }
@@ -46,23 +50,25 @@ function skipString(text: string, at: number): number {
 
 /** The index just after the JSON value that starts at `at`. */
 function skipValue(text: string, at: number): number {
-  const first = text[at];
-  if (first === '"') return skipString(text, at);
-  if (first !== '{' && first !== '[') {
-    let i = at;
-    while (i < text.length && !',}]'.includes(text[i]!) && !WHITESPACE.has(text[i]!)) i++;
+  const first = text.charCodeAt(at);
+  if (first === QUOTE) return skipString(text, at);
+  let i = at;
+  if (first !== OPEN_BRACE && first !== OPEN_BRACKET) {
+    for (; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === COMMA || c === CLOSE_BRACE || c === CLOSE_BRACKET || isSpace(c)) break;
+    }
     return i;
   }
   let depth = 0;
-  let i = at;
   while (i < text.length) {
-    const c = text[i]!;
-    if (c === '"') {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
       i = skipString(text, i);
       continue;
     }
-    if (c === '{' || c === '[') depth++;
-    else if (c === '}' || c === ']') {
+    if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
+    else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
       depth--;
       if (depth === 0) return i + 1;
     }
@@ -71,46 +77,118 @@ function skipValue(text: string, at: number): number {
   return i;
 }
 
-/** The key of the string that starts at `at` and ends just before `end`. */
-function keyOf(text: string, at: number, end: number): string {
-  const raw = text.slice(at + 1, end - 1);
-  return raw.includes('\\') ? (JSON.parse(text.slice(at, end)) as string) : raw;
+/*
+ * The walk over the members of one JSON object's text: where the current member's key and value
+ * start, the value's end found only when moving past it (a member a caller stops at is never
+ * scanned). Module state rather than an object, so that a walk allocates nothing: walks are
+ * synchronous, and a caller that starts a walk inside another never goes back to the outer one.
+ */
+let walkText = '';
+/** Where the current member's key starts (its quote) and ends (after its closing quote). */
+let keyStart = 0;
+let keyEnd = 0;
+/** Whether the current key holds an escape (then it is decoded to be compared). */
+let hasEscape = false;
+/** Where the current member's value starts. */
+let valueStart = 0;
+/** Whether the walk stopped where the text is not a JSON object. */
+let isMalformed = false;
+
+/** Starts a walk at the object whose `{` is at `at` and moves to its first member; false when it has none. */
+function firstMember(text: string, at: number): boolean {
+  walkText = text;
+  isMalformed = text.charCodeAt(at) !== OPEN_BRACE;
+  if (isMalformed) return false;
+  const i = skipSpace(text, at + 1);
+  return text.charCodeAt(i) !== CLOSE_BRACE && readMember(i);
+}
+
+/** Moves past the current member's value to the next member; false at the object's end. */
+function nextMember(): boolean {
+  if (isMalformed) return false;
+  const text = walkText;
+  const i = skipSpace(text, skipValue(text, valueStart));
+  const c = text.charCodeAt(i);
+  if (c === CLOSE_BRACE) return false;
+  if (c !== COMMA) return fail();
+  return readMember(skipSpace(text, i + 1));
+}
+
+/** Reads the member whose key starts at `at`. */
+function readMember(at: number): boolean {
+  const text = walkText;
+  if (text.charCodeAt(at) !== QUOTE) return fail();
+  keyStart = at;
+  hasEscape = false;
+  let i = at + 1;
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) break;
+    if (c === BACKSLASH) {
+      hasEscape = true;
+      i++;
+    }
+  }
+  keyEnd = i + 1;
+  i = skipSpace(text, keyEnd);
+  if (text.charCodeAt(i) !== COLON) return fail();
+  valueStart = skipSpace(text, i + 1);
+  return true;
+}
+
+function fail(): false {
+  isMalformed = true;
+  return false;
+}
+
+/** Whether the current member's key is `key` (an escaped key is decoded first). */
+function keyIs(key: string): boolean {
+  if (hasEscape) {
+    try {
+      return JSON.parse(walkText.slice(keyStart, keyEnd)) === key;
+    } catch {
+      // An invalid escape: the text is no JSON object.
+      return fail();
+    }
+  }
+  return keyEnd - keyStart - 2 === key.length && walkText.startsWith(key, keyStart + 1);
+}
+
+/** Whether the current member's value is an object. */
+function isObjectValue(): boolean {
+  return walkText.charCodeAt(valueStart) === OPEN_BRACE;
+}
+
+/** Where the value of the first member named `key` of the object at `at` starts, or -1. */
+function memberValue(text: string, at: number, key: string): number {
+  for (let more = firstMember(text, at); more; more = nextMember()) if (keyIs(key)) return valueStart;
+  return -1;
+}
+
+/** Where the first member named `_meta` of the object at `at` whose value is an object starts, or -1. */
+function metaOf(text: string, at: number): number {
+  for (let more = firstMember(text, at); more; more = nextMember()) if (isObjectValue() && keyIs('_meta')) return valueStart;
+  return -1;
 }
 
 /**
- * Walks the members of the JSON object whose `{` is at `at`, calling `visit` for each until it
- * returns true; returns the member it stopped at, `null` when it visited them all, `undefined` when
- * the text is not an object.
+ * Whether the text from `at` on may hold a `_meta` key: false when it has neither `"_meta"` (a
+ * quote inside a string is always escaped, so this finds every such key written plainly) nor a
+ * `\u` escape (the only other way to write one). Spares walking the members of most messages.
  */
-function walkMembers(text: string, at: number, visit: (member: Member) => boolean): Member | null | undefined {
-  if (text[at] !== '{') return undefined;
-  let i = skipSpace(text, at + 1);
-  if (text[i] === '}') return null;
-  while (i < text.length && text[i] === '"') {
-    const keyEnd = skipString(text, i);
-    const key = keyOf(text, i, keyEnd);
-    i = skipSpace(text, keyEnd);
-    if (text[i] !== ':') return undefined;
-    const start = skipSpace(text, i + 1);
-    const end = skipValue(text, start);
-    const member = { key, start, end };
-    if (visit(member)) return member;
-    i = skipSpace(text, end);
-    if (text[i] === '}') return null;
-    if (text[i] !== ',') return undefined;
-    i = skipSpace(text, i + 1);
-  }
-  return undefined;
+function mayHoldMeta(text: string, at: number): boolean {
+  return text.indexOf('"_meta"', at) !== -1 || text.indexOf('\\u', at) !== -1;
 }
 
-/** The first member of the object at `at` that `accept` takes, or `undefined`. */
-function findMember(text: string, at: number, accept: (member: Member) => boolean): Member | undefined {
-  return walkMembers(text, at, accept) ?? undefined;
-}
-
-/** Inserts `member` (a `"key":value` text) first into the object whose `{` is at `at`. */
-function insertFirst(text: string, at: number, member: string, isEmpty: boolean): string {
-  return `${text.slice(0, at + 1)}${member}${isEmpty ? '' : ','}${text.slice(at + 1)}`;
+/**
+ * Inserts `member` (a `"key":value` text) first into the object whose `{` is at `at`.
+ *
+ * @remarks Joined into one flat string: a concatenation would be a tree of slices of `text`,
+ * which the replay buffer would hold (with `text`) and every write would have to flatten.
+ */
+function insertFirst(text: string, at: number, member: string): string {
+  const isEmpty = text.charCodeAt(skipSpace(text, at + 1)) === CLOSE_BRACE;
+  return [text.slice(0, at + 1), member, isEmpty ? '' : ',', text.slice(at + 1)].join('');
 }
 
 /**
@@ -119,29 +197,48 @@ function insertFirst(text: string, at: number, member: string, isEmpty: boolean)
  * a `_meta` member of the message itself (an error answer, a non-object result). Any `_meta`
  * already there keeps its other members. Text that is not a JSON object is returned unchanged.
  *
+ * @remarks One pass over the members before `params`/`result` and over that object's members
+ * (the values of neither are scanned); the message's own members all only when it has neither.
+ * @param cursor - a decimal integer
  * @internal
  */
-export function stampCursor(line: string, cursor: string): string {
+export function stampCursor(line: string, cursor: string | number): string {
   const at = skipSpace(line, 0);
-  const isObject = (m: Member): boolean => line[m.start] === '{';
-  let topMeta: Member | undefined;
-  const holder = walkMembers(line, at, (m) => {
-    if (m.key === '_meta' && isObject(m)) topMeta = m;
-    return isObject(m) && (m.key === 'params' || m.key === 'result');
-  });
-  if (holder === undefined) return line;
-  const entry = `"${CURSOR_META_KEY}":${JSON.stringify(cursor)}`;
-  const targetAt = holder === null ? at : holder.start;
-  let isEmpty = true;
-  const meta =
-    holder === null
-      ? topMeta
-      : findMember(line, targetAt, (m) => {
-          isEmpty = false;
-          return m.key === '_meta' && isObject(m);
-        });
-  if (meta) return insertFirst(line, meta.start, entry, line[skipSpace(line, meta.start + 1)] === '}');
-  return insertFirst(line, targetAt, `"_meta":{${entry}}`, holder === null ? line[skipSpace(line, at + 1)] === '}' : isEmpty);
+  const entry = `"${CURSOR_META_KEY}":"${cursor}"`;
+  let topMeta = -1;
+  for (let more = firstMember(line, at); more; more = nextMember()) {
+    if (!isObjectValue()) continue;
+    if (keyIs('params') || keyIs('result')) {
+      const holder = valueStart;
+      const meta = mayHoldMeta(line, holder) ? metaOf(line, holder) : -1;
+      walkText = '';
+      return meta === -1 ? insertFirst(line, holder, `"_meta":{${entry}}`) : insertFirst(line, meta, entry);
+    }
+    if (keyIs('_meta')) topMeta = valueStart;
+  }
+  walkText = '';
+  if (isMalformed) return line;
+  return topMeta === -1 ? insertFirst(line, at, `"_meta":{${entry}}`) : insertFirst(line, topMeta, entry);
+}
+
+/** Where the string value of the cursor {@link stampCursor} put on `text` starts (its quote), or -1. */
+function cursorAt(text: string): number {
+  // The stamp is the first member wherever it is, so this stops early on a stamped message.
+  let meta = -1;
+  for (let more = firstMember(text, skipSpace(text, 0)); more; more = nextMember()) {
+    if (!isObjectValue()) continue;
+    if (keyIs('_meta')) {
+      meta = valueStart;
+      break;
+    }
+    if (keyIs('params') || keyIs('result')) {
+      meta = metaOf(text, valueStart);
+      break;
+    }
+  }
+  const entry = meta === -1 ? -1 : memberValue(text, meta, CURSOR_META_KEY);
+  walkText = '';
+  return entry !== -1 && text.charCodeAt(entry) === QUOTE ? entry : -1;
 }
 
 /**
@@ -150,18 +247,32 @@ export function stampCursor(line: string, cursor: string): string {
  * @internal
  */
 export function cursorOf(text: string): string | undefined {
-  const isObject = (m: Member): boolean => text[m.start] === '{';
-  // The stamp is the first member wherever it is, so this stops early on a stamped message.
-  const holder = findMember(
-    text,
-    skipSpace(text, 0),
-    (m) => isObject(m) && (m.key === 'params' || m.key === 'result' || m.key === '_meta'),
-  );
-  if (holder === undefined) return undefined;
-  const meta = holder.key === '_meta' ? holder : findMember(text, holder.start, (m) => m.key === '_meta' && isObject(m));
-  const entry = meta && findMember(text, meta.start, (m) => m.key === CURSOR_META_KEY);
-  if (entry === undefined || text[entry.start] !== '"') return undefined;
-  return keyOf(text, entry.start, entry.end);
+  const at = cursorAt(text);
+  if (at === -1) return undefined;
+  const end = skipString(text, at);
+  const raw = text.slice(at + 1, end - 1);
+  return raw.includes('\\') ? (JSON.parse(text.slice(at, end)) as string) : raw;
+}
+
+/**
+ * The number of the cursor {@link stampCursor} put on a message's text, or `undefined` when it
+ * has none or it is not a decimal integer (of at most 15 digits, without leading zeros).
+ *
+ * @internal
+ */
+export function cursorNumberOf(text: string): number | undefined {
+  const at = cursorAt(text);
+  if (at === -1) return undefined;
+  let n = 0;
+  let i = at + 1;
+  for (; i < text.length && i <= at + 15; i++) {
+    const digit = text.charCodeAt(i) - 0x30;
+    if (digit < 0 || digit > 9) break;
+    n = n * 10 + digit;
+  }
+  const digits = i - at - 1;
+  if (digits === 0 || text.charCodeAt(i) !== QUOTE || (digits > 1 && text.charCodeAt(at + 1) === 0x30)) return undefined;
+  return n;
 }
 
 /**
