@@ -6,8 +6,7 @@ import { expect } from 'chai';
 import WebSocket from 'ws';
 import { HttpStatusError, connectWebSocket, type ClientRefusedError } from '../../lib';
 import { rejectionOf } from '../helpers/async';
-import { expectTcpHandles, tcpHandles } from './remote-helpers';
-import { FAST_HEARTBEAT, connectResuming, recordTurns, startResumeBench, type ResumeBench } from './resume-helpers';
+import { FAST_HEARTBEAT, connectResuming, recordTurns, useResumeBenches, type ResumeBench } from './resume-helpers';
 
 /** The first text frame a raw socket receives, and its close code. */
 function firstFrameAndClose(ws: WebSocket): Promise<{ frame: string; code: number }> {
@@ -19,20 +18,12 @@ function firstFrameAndClose(ws: WebSocket): Promise<{ frame: string; code: numbe
 }
 
 describe('Resumable WebSocket connections and the client limit', () => {
-  let baseline: number;
   let bench: ResumeBench | undefined;
-  beforeEach(() => {
-    baseline = tcpHandles();
-  });
-  afterEach(async () => {
-    await bench?.close();
-    bench = undefined;
-    await expectTcpHandles(baseline);
-  });
+  const startBench = useResumeBenches();
 
   it('lets the one client of a full server (maxClients 1) resume after a reset, while a new client is still refused 503', async function () {
     this.timeout(20_000);
-    bench = await startResumeBench({ graceMs: 5000 }, 1);
+    bench = await startBench({ graceMs: 5000 }, 1);
     const refusals: ClientRefusedError[] = [];
     bench.listener.pool.on('refused', (refusal) => refusals.push(refusal));
     let resumes = 0;
@@ -65,7 +56,7 @@ describe('Resumable WebSocket connections and the client limit', () => {
 
   it('answers stream/resume_failed to a socket that names a held connection but does not resume it, and opens no connection', async function () {
     this.timeout(10_000);
-    bench = await startResumeBench({ graceMs: 5000 }, 1);
+    bench = await startBench({ graceMs: 5000 }, 1);
     const client = await connectResuming(bench.url('websocket'), 'websocket', { minDelayMs: 5, maxDelayMs: 20 });
     await client.sendRequest('initialize', { protocolVersion: 2 });
     const ws = new WebSocket(bench.listener.url, { headers: { 'Acp-Connection-Id': bench.agents[0]!.connectionId } });

@@ -18,8 +18,7 @@ import { serveConformanceAgent } from '../../examples/conformance-agent';
 import type { Direction } from '../fixtures/fault-proxy';
 import { startFaultProxy } from '../fixtures/fault-proxy';
 import { rejectionOf } from '../helpers/async';
-import { expectTcpHandles, tcpHandles } from './remote-helpers';
-import { FAST_HEARTBEAT, connectResuming, recordTurns, startResumeBench, type ResumeBench, type ResumeTransport } from './resume-helpers';
+import { FAST_HEARTBEAT, connectResuming, recordTurns, useResumeBenches, type ResumeBench, type ResumeTransport } from './resume-helpers';
 
 /** Resolves with the first `session/update` of `client` that `accept` takes. */
 function firstUpdate(client: Connection, accept: (update: { sessionUpdate: string }) => boolean): Promise<void> {
@@ -36,20 +35,12 @@ async function openSession(client: Connection, version: number): Promise<string>
 }
 
 describe('Resumable remote connections at their limits', () => {
-  let baseline: number;
   let bench: ResumeBench | undefined;
-  beforeEach(() => {
-    baseline = tcpHandles();
-  });
-  afterEach(async () => {
-    await bench?.close();
-    bench = undefined;
-    await expectTcpHandles(baseline);
-  });
+  const startBench = useResumeBenches();
 
   it('WebSocket: a blackhole longer than the grace period ends the agent and fails the client with a ResumeFailedError', async function () {
     this.timeout(20_000);
-    bench = await startResumeBench({ graceMs: 500 });
+    bench = await startBench({ graceMs: 500 });
     const reconnecting: Error[] = [];
     const client = await connectResuming(bench.url('websocket'), 'websocket', {
       attempts: 100,
@@ -74,7 +65,7 @@ describe('Resumable remote connections at their limits', () => {
 
   it('Streamable HTTP: a silent network (blackhole) is noticed within silenceMs and the turn resumes once it is back', async function () {
     this.timeout(20_000);
-    bench = await startResumeBench({ graceMs: 10_000 });
+    bench = await startBench({ graceMs: 10_000 });
     let wake!: () => void;
     let attempts = 0;
     const twoAttempts = new Promise<void>((resolve) => (wake = resolve));
@@ -106,7 +97,7 @@ describe('Resumable remote connections at their limits', () => {
     for (const direction of ['toTarget', 'toClient'] as const) {
       it(`${transport}: a reset (${direction}) while the client sends a burst applies every message once, in order`, async function () {
         this.timeout(20_000);
-        bench = await startResumeBench({ graceMs: 5000 });
+        bench = await startBench({ graceMs: 5000 });
         let resumes = 0;
         const client = await connectResuming(bench.url(transport), transport, {
           minDelayMs: 5,
@@ -135,7 +126,7 @@ describe('Resumable remote connections at their limits', () => {
   for (const transport of ['websocket', 'http'] as const satisfies readonly ResumeTransport[]) {
     it(`${transport}: a resume after more was missed than the buffer holds is refused (${transport === 'http' ? '409' : 'stream/resume_failed'}), typed, never a gap`, async function () {
       this.timeout(20_000);
-      bench = await startResumeBench({ graceMs: 1000, bufferMessages: 5 });
+      bench = await startBench({ graceMs: 1000, bufferMessages: 5 });
       const client = await connectResuming(bench.url(transport), transport, { minDelayMs: 400, maxDelayMs: 400 });
       const sessionId = await openSession(client, 2);
       const sleeping = client.sendRequest('_test/sleep', { ms: 60_000 });
@@ -155,7 +146,7 @@ describe('Resumable remote connections at their limits', () => {
 
   it('WebSocket: a client closed while it reconnects through a blackhole stops at once and leaves nothing open', async function () {
     this.timeout(20_000);
-    bench = await startResumeBench({ graceMs: 500 });
+    bench = await startBench({ graceMs: 500 });
     let onAttempt!: () => void;
     const attempting = new Promise<void>((resolve) => (onAttempt = resolve));
     const client = await connectResuming(bench.url('websocket'), 'websocket', {
@@ -176,7 +167,7 @@ describe('Resumable remote connections at their limits', () => {
 
   for (const transport of ['websocket', 'http'] as const) {
     it(`${transport}: a client that closed does not reconnect, and its agent ends at once`, async () => {
-      bench = await startResumeBench({ graceMs: 60_000 });
+      bench = await startBench({ graceMs: 60_000 });
       let attempts = 0;
       const client = await connectResuming(bench.url(transport), transport, { onReconnecting: () => void attempts++ });
       await openSession(client, 2);

@@ -14,7 +14,7 @@ import {
 } from '../../lib';
 import { serveConformanceAgent } from '../../examples/conformance-agent';
 import { startFaultProxy, type FaultProxy } from '../fixtures/fault-proxy';
-import { closeOf } from './remote-helpers';
+import { closeOf, expectTcpHandles, tcpHandles } from './remote-helpers';
 
 export { seededRandom } from '../helpers/random';
 
@@ -51,6 +51,27 @@ export async function startResumeBench(resume: ResumeOptions, maxClients?: numbe
       await proxy.close();
       await listener.close();
     },
+  };
+}
+
+/**
+ * Mocha hooks for a describe block: each test's benches (started with the function returned) are
+ * closed after it, and it must leave no TCP handle open.
+ */
+export function useResumeBenches(): typeof startResumeBench {
+  let baseline = 0;
+  const started: ResumeBench[] = [];
+  beforeEach(() => {
+    baseline = tcpHandles();
+  });
+  afterEach(async () => {
+    for (const bench of started.splice(0)) await bench.close();
+    await expectTcpHandles(baseline);
+  });
+  return async (resume, maxClients) => {
+    const bench = await startResumeBench(resume, maxClients);
+    started.push(bench);
+    return bench;
   };
 }
 

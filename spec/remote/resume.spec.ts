@@ -8,13 +8,12 @@ import { expect } from 'chai';
 import { RpcError, type Connection } from '../../lib';
 import type { Direction } from '../fixtures/fault-proxy';
 import { rejectionOf } from '../helpers/async';
-import { expectTcpHandles, tcpHandles } from './remote-helpers';
 import {
   connectResuming,
   expectOneAgent,
   recordTurns,
   seededRandom,
-  startResumeBench,
+  useResumeBenches,
   type ResumeBench,
   type ResumeTransport,
 } from './resume-helpers';
@@ -100,23 +99,15 @@ describe('Resumable remote connections', () => {
     console.log(`      resume specs: RESUME_SEED=${SEED} RESUME_RESETS=${RESETS}`);
   });
 
-  let baseline: number;
   let bench: ResumeBench | undefined;
-  beforeEach(() => {
-    baseline = tcpHandles();
-  });
-  afterEach(async () => {
-    await bench?.close();
-    bench = undefined;
-    await expectTcpHandles(baseline);
-  });
+  const startBench = useResumeBenches();
 
   for (const [index, transport] of TRANSPORTS.entries()) {
     for (const version of [1, 2]) {
       it(`${transport}, ACP v${version}: ${RESETS} resets during streamed turns and requests both ways lose nothing and repeat nothing`, async function () {
         this.timeout(30_000 + RESETS * 400);
         const random = seededRandom(SEED + index * 10 + version);
-        bench = await startResumeBench({ graceMs: 10_000 });
+        bench = await startBench({ graceMs: 10_000 });
         const events = { reconnecting: 0, resumed: 0 };
         const client = await connectResuming(bench.url(transport), transport, {
           attempts: 50,

@@ -6,8 +6,7 @@
 import { expect } from 'chai';
 import { AcpClient, ConnectionClosedError, ResumeFailedError, type Connection, type ReattachedEvent } from '../../lib';
 import { rejectionOf } from '../helpers/async';
-import { expectTcpHandles, tcpHandles } from './remote-helpers';
-import { connectResuming, startResumeBench, type ResumeBench, type ResumeTransport } from './resume-helpers';
+import { connectResuming, useResumeBenches, type ResumeBench, type ResumeTransport } from './resume-helpers';
 
 const SLOW_RESUME = { minDelayMs: 400, maxDelayMs: 400 };
 const WORDS = Array.from({ length: 30 }, (_, k) => `w${k}`).join(' ');
@@ -46,16 +45,8 @@ async function textOf(client: AcpClient, sessionId: string, text: string): Promi
 }
 
 describe('AcpClient re-attaching its sessions when a resume is refused', () => {
-  let baseline: number;
   let bench: ResumeBench | undefined;
-  beforeEach(() => {
-    baseline = tcpHandles();
-  });
-  afterEach(async () => {
-    await bench?.close();
-    bench = undefined;
-    await expectTcpHandles(baseline);
-  });
+  const startBench = useResumeBenches();
 
   for (const transport of ['websocket', 'http'] as const) {
     for (const version of [2, 1] as const) {
@@ -63,7 +54,7 @@ describe('AcpClient re-attaching its sessions when a resume is refused', () => {
       it(`${transport}, ACP v${version}: re-attaches the session with ${method}, rejects the lost requests once, and a new turn works`, async function () {
         this.timeout(20_000);
         // A buffer of 5 messages: the turn's 30 chunks outrun it, so the resume is refused.
-        bench = await startResumeBench({ graceMs: 1000, bufferMessages: 5 });
+        bench = await startBench({ graceMs: 1000, bufferMessages: 5 });
         const { client, first, reattached } = await reattachingClient(bench.url(transport), transport);
         await client.initialize({ protocolVersion: version });
         const { sessionId } = await client.newSession({ cwd: '/' });
@@ -99,7 +90,7 @@ describe('AcpClient re-attaching its sessions when a resume is refused', () => {
   for (const transport of ['websocket', 'http'] as const) {
     it(`${transport}: a client closed by its user never reconnects (one agent connection on the server)`, async function () {
       this.timeout(20_000);
-      bench = await startResumeBench({ graceMs: 60_000 });
+      bench = await startBench({ graceMs: 60_000 });
       let connects = 0;
       const first = await connectResuming(bench.url(transport), transport, SLOW_RESUME);
       const client = new AcpClient(first, {
