@@ -78,7 +78,7 @@ options:
   --drain-timeout MS     after SIGTERM, how long clients with a request in flight (either way)
                          may take to see it answered before they are cut (default
                          ${DEFAULT_DRAIN_TIMEOUT_MS}; 0: at once)
-  --resume              keep a client's agent when its connection drops, for it to resume:
+  --resume               keep a client's agent when its connection drops, for it to resume:
                          agent messages carry cursors, the last ones are replayed on a resume
                          (WebSocket stream/resume, Streamable HTTP Last-Event-ID); advertised
                          in the initialize answer as capabilities.transport.resumable
