@@ -1,11 +1,12 @@
 /**
- * A resuming WebSocket takes no new client slot: a server that is full lets its own clients
- * resume, and refuses a socket admitted only to resume that does not resume.
+ * A resuming WebSocket takes no new client slot: a server that is full or draining lets its own
+ * clients resume, and refuses a socket admitted only to resume that does not resume.
  */
 import { expect } from 'chai';
 import WebSocket from 'ws';
-import { HttpStatusError, connectWebSocket, type ClientRefusedError } from '../../lib';
+import { HttpStatusError, ServerGoingAwayError, connectWebSocket, type ClientRefusedError } from '../../lib';
 import { rejectionOf } from '../helpers/async';
+import { closeOf } from './remote-helpers';
 import { FAST_HEARTBEAT, connectResuming, recordTurns, useResumeBenches, type ResumeBench } from './resume-helpers';
 
 /** The first text frame a raw socket receives, and its close code. */
@@ -52,6 +53,33 @@ describe('Resumable WebSocket connections and the client limit', () => {
     expect(error).to.be.instanceOf(HttpStatusError).and.include({ status: 503 });
     expect(bench.agents.length).to.equal(1);
     await client.close();
+  });
+
+  it('lets a client of a draining server resume after a reset, get its last answer, then closes it going away', async function () {
+    this.timeout(20_000);
+    bench = await startBench({ graceMs: 5000 });
+    let resumes = 0;
+    const client = await connectResuming(bench.url('websocket'), 'websocket', {
+      minDelayMs: 5,
+      maxDelayMs: 20,
+      onResumed: () => void resumes++,
+    });
+    await client.sendRequest('initialize', { protocolVersion: 2 });
+    const closed = closeOf(client);
+    const sleeping = client.sendRequest('_test/sleep', { ms: 1500 });
+    await client.sendRequest('_test/echo', {}); // the sleep has reached the agent: the drain waits for it
+    const drained = bench.listener.drain({ timeoutMs: 10_000 });
+    // The next server→client bytes (a heartbeat ping, within 100 ms) reset the connection mid-drain.
+    const reset = bench.proxy.nextReset();
+    bench.proxy.resetAfter('toClient', 1);
+    await reset;
+    expect(await sleeping).to.include({ slept: 1500 });
+    expect(resumes, 'resumes').to.be.greaterThan(0);
+    expect((await closed).error)
+      .to.be.instanceOf(ServerGoingAwayError)
+      .and.include({ closeCode: 1001 });
+    expect(await drained).to.deep.equal({ clients: 1, cut: 0 });
+    expect(bench.agents.length).to.equal(1);
   });
 
   it('answers stream/resume_failed to a socket that names a held connection but does not resume it, and opens no connection', async function () {
