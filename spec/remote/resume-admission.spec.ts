@@ -82,6 +82,36 @@ describe('Resumable WebSocket connections and the client limit', () => {
     expect(bench.agents.length).to.equal(1);
   });
 
+  it('keeps a drained connection whose client is away until it resumes for its last answer, then closes it going away', async function () {
+    this.timeout(20_000);
+    bench = await startBench({ graceMs: 5000 });
+    let resumes = 0;
+    const client = await connectResuming(bench.url('websocket'), 'websocket', {
+      minDelayMs: 20,
+      maxDelayMs: 50,
+      onResumed: () => void resumes++,
+    });
+    await client.sendRequest('initialize', { protocolVersion: 2 });
+    const closed = closeOf(client);
+    const sleeping = client.sendRequest('_test/sleep', { ms: 300 });
+    await client.sendRequest('_test/echo', {});
+    // The client is cut off (its socket reset, the network then silent) before the answer is written.
+    const reset = bench.proxy.nextReset();
+    bench.proxy.resetAfter('toClient', 1);
+    await reset;
+    bench.proxy.blackhole();
+    const drained = bench.listener.drain({ timeoutMs: 10_000 });
+    // The answer is written while the client is away, and the drain closes its connection at once.
+    await bench.agents[0]!.closed;
+    bench.proxy.heal();
+    expect(await drained).to.deep.equal({ clients: 1, cut: 0 });
+    expect(await sleeping).to.include({ slept: 300 });
+    expect(resumes, 'resumes').to.equal(1);
+    expect((await closed).error)
+      .to.be.instanceOf(ServerGoingAwayError)
+      .and.include({ closeCode: 1001 });
+  });
+
   it('answers stream/resume_failed to a socket that names a held connection but does not resume it, and opens no connection', async function () {
     this.timeout(10_000);
     bench = await startBench({ graceMs: 5000 }, 1);

@@ -63,6 +63,8 @@ export class ResumableServerStream extends Duplex {
   #initializeKey: string | undefined;
   #isAdvertised = false;
   #isClosing = false;
+  /** Its socket (and the next one, when it comes back to collect the rest) closes 1001. */
+  #isGoingAway = false;
   #partial = '';
   #heldWrite: (() => void) | undefined;
   /** Where frames go instead of being pushed as lines (a connection that owns this stream). */
@@ -111,7 +113,7 @@ export class ResumableServerStream extends Duplex {
    * @returns the reason the resume is refused, or `undefined` once resumed
    */
   resumeOn(socket: WebSocketStream, cursor: string | null): string | undefined {
-    if (this.#isClosing || this.destroyed || this.readableEnded) return 'the connection has ended';
+    if (this.destroyed || this.readableEnded || (this.#isClosing && !this.isAwaitingResume)) return 'the connection has ended';
     const missed = this.#buffer.since(cursor);
     if (missed === undefined) return `cursor ${String(cursor)} is no longer held (or was never sent)`;
     const previous = this.#socket;
@@ -121,24 +123,41 @@ export class ResumableServerStream extends Duplex {
     this.#grace = undefined;
     this.#attach(socket);
     sendFrames(socket, [controlMessage(STREAM_RESUMED_METHOD, { received: this.#received }), ...missed.map((entry) => entry.text)]);
+    // Closed while its client was away: it came back for the rest, which it now has.
+    if (this.#isClosing) socket.end();
     return undefined;
+  }
+
+  /**
+   * Whether its socket dropped and the grace period for a resume is running: its owner, done with
+   * it, should end it rather than destroy it, so that its client can still collect what it missed.
+   */
+  get isAwaitingResume(): boolean {
+    return this.#socket === undefined && this.#grace !== undefined;
   }
 
   /** Makes the end of the writable side close the socket with 1001 (going away), as {@link ResumableServerStream.closeGoingAway} does. */
   markGoingAway(): void {
+    this.#isGoingAway = true;
     this.#socket?.markGoingAway();
   }
 
-  /** Ends the connection: its socket is closed 1001 (going away), its readable side ends. */
+  /**
+   * Ends the connection: its socket is closed 1001 (going away), its readable side ends. A client
+   * away at that moment may still resume within the grace period to collect what it missed (its
+   * last answers), then its socket is closed the same way.
+   */
   closeGoingAway(): void {
     this.#isClosing = true;
+    this.#isGoingAway = true;
     const socket = this.#socket;
     if (socket) socket.closeGoingAway();
-    else this.#end();
+    else if (!this.isAwaitingResume) this.#end();
   }
 
   #attach(socket: WebSocketStream): void {
     this.#socket = socket;
+    if (this.#isGoingAway) socket.markGoingAway();
     socket[MESSAGE_PORT].receiveFrames((frame) => this.#onFrame(frame));
     let isNormal = false;
     socket.once('end', () => (isNormal = true));
@@ -176,6 +195,8 @@ export class ResumableServerStream extends Duplex {
     clearTimeout(this.#grace);
     this.#grace = undefined;
     if (this.readableEnded || this.destroyed) return;
+    // Its owner ended it (and reads no more): nothing is left to do.
+    if (this.#isClosing) return void this.destroy();
     // Nothing can be sent any more: once everything received has been read, the stream is done.
     this.once('end', () => this.destroy());
     this.push(null);
@@ -236,7 +257,8 @@ export class ResumableServerStream extends Duplex {
     this.#isClosing = true;
     const socket = this.#socket;
     if (socket) socket.end();
-    else this.#end();
+    // A client away may still resume within the grace period for what it missed (see closeGoingAway).
+    else if (!this.isAwaitingResume) this.#end();
     callback();
   }
 

@@ -73,7 +73,8 @@ export function webSocketStream(ws: WebSocket, socket: Socket, options: RemoteCo
 
 /**
  * Runs a {@link Connection} over a byte stream of a network transport; the stream is destroyed
- * once the connection has closed and flushed.
+ * once the connection has closed and flushed (a resumable server stream whose client is away
+ * ends itself instead).
  *
  * @internal
  */
@@ -81,7 +82,11 @@ export function remoteConnection(stream: Duplex, options: RemoteConnectionOption
   const { maxPayload, heartbeat: _heartbeat, ...connectionOptions } = options;
   const connection = new Connection(stream, stream, { ...connectionOptions, maxLineBytes: maxPayload ?? DEFAULT_MAX_PAYLOAD });
   connection.once('close', () => {
-    void connection.close().then(() => stream.destroy());
+    // A resumable server stream whose client is away ends itself: after that client has resumed
+    // to collect what it missed, or at the end of its grace period.
+    void connection.close().then(() => {
+      if (!(stream as { isAwaitingResume?: boolean }).isAwaitingResume) stream.destroy();
+    });
   });
   return connection;
 }
