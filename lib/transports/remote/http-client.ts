@@ -205,7 +205,12 @@ export class HttpClientStream extends Duplex {
       const open = this.#sessions.get(sessionId);
       if (open) return open;
     }
-    const opened = this.#requestEvents(sessionId, undefined);
+    // Resumable: a GET cut before its answer is sent again (from the first event: `Last-Event-ID: 0`,
+    // as the server may have attached the first one), like a stream that dropped.
+    let tries = 0;
+    const opened = this.#isResumable
+      ? this.#retrying(() => this.#requestEvents(sessionId, tries++ === 0 ? undefined : '0'))
+      : this.#requestEvents(sessionId, undefined);
     if (sessionId !== undefined) this.#sessions.set(sessionId, opened);
     opened.catch((error: Error) => this.destroy(error));
     return opened;
