@@ -18,6 +18,20 @@ function firstFrameAndClose(ws: WebSocket): Promise<{ frame: string; code: numbe
   });
 }
 
+/**
+ * A reconnecting WebSocket client of `bench`, initialized, with a `_test/sleep` of `ms` that has
+ * reached the agent (an echo sent after it was answered): what a drain then waits for.
+ */
+async function sleepingClient(bench: ResumeBench, minDelayMs: number, maxDelayMs: number, ms: number) {
+  let resumed = 0;
+  const client = await connectResuming(bench.url('websocket'), 'websocket', { minDelayMs, maxDelayMs, onResumed: () => void resumed++ });
+  await client.sendRequest('initialize', { protocolVersion: 2 });
+  const closed = closeOf(client);
+  const sleeping = client.sendRequest('_test/sleep', { ms });
+  await client.sendRequest('_test/echo', {});
+  return { client, closed, sleeping, resumes: () => resumed };
+}
+
 describe('Resumable WebSocket connections and the client limit', () => {
   let bench: ResumeBench | undefined;
   const startBench = useResumeBenches();
@@ -58,23 +72,14 @@ describe('Resumable WebSocket connections and the client limit', () => {
   it('lets a client of a draining server resume after a reset, get its last answer, then closes it going away', async function () {
     this.timeout(20_000);
     bench = await startBench({ graceMs: 5000 });
-    let resumes = 0;
-    const client = await connectResuming(bench.url('websocket'), 'websocket', {
-      minDelayMs: 5,
-      maxDelayMs: 20,
-      onResumed: () => void resumes++,
-    });
-    await client.sendRequest('initialize', { protocolVersion: 2 });
-    const closed = closeOf(client);
-    const sleeping = client.sendRequest('_test/sleep', { ms: 1500 });
-    await client.sendRequest('_test/echo', {}); // the sleep has reached the agent: the drain waits for it
+    const { closed, sleeping, resumes } = await sleepingClient(bench, 5, 20, 1500);
     const drained = bench.listener.drain({ timeoutMs: 10_000 });
     // The next server→client bytes (a heartbeat ping, within 100 ms) reset the connection mid-drain.
     const reset = bench.proxy.nextReset();
     bench.proxy.resetAfter('toClient', 1);
     await reset;
     expect(await sleeping).to.include({ slept: 1500 });
-    expect(resumes, 'resumes').to.be.greaterThan(0);
+    expect(resumes(), 'resumes').to.be.greaterThan(0);
     expect((await closed).error)
       .to.be.instanceOf(ServerGoingAwayError)
       .and.include({ closeCode: 1001 });
@@ -85,16 +90,7 @@ describe('Resumable WebSocket connections and the client limit', () => {
   it('keeps a drained connection whose client is away until it resumes for its last answer, then closes it going away', async function () {
     this.timeout(20_000);
     bench = await startBench({ graceMs: 5000 });
-    let resumes = 0;
-    const client = await connectResuming(bench.url('websocket'), 'websocket', {
-      minDelayMs: 20,
-      maxDelayMs: 50,
-      onResumed: () => void resumes++,
-    });
-    await client.sendRequest('initialize', { protocolVersion: 2 });
-    const closed = closeOf(client);
-    const sleeping = client.sendRequest('_test/sleep', { ms: 300 });
-    await client.sendRequest('_test/echo', {});
+    const { closed, sleeping, resumes } = await sleepingClient(bench, 20, 50, 300);
     // The client is cut off (its socket reset, the network then silent) before the answer is written.
     const reset = bench.proxy.nextReset();
     bench.proxy.resetAfter('toClient', 1);
@@ -106,7 +102,7 @@ describe('Resumable WebSocket connections and the client limit', () => {
     bench.proxy.heal();
     expect(await drained).to.deep.equal({ clients: 1, cut: 0 });
     expect(await sleeping).to.include({ slept: 300 });
-    expect(resumes, 'resumes').to.equal(1);
+    expect(resumes(), 'resumes').to.equal(1);
     expect((await closed).error)
       .to.be.instanceOf(ServerGoingAwayError)
       .and.include({ closeCode: 1001 });
