@@ -4,7 +4,16 @@
 import { expect } from 'chai';
 import { ReplayBuffer } from '../../lib/transports/remote/replay-buffer';
 import { backoffDelay, reconnectSettings, resumeSettings } from '../../lib/transports/remote/resume-options';
-import { cursorNumberOf, cursorOf, stampCursor } from '../../lib/transports/remote/stream-cursor';
+import {
+  STREAM_ACK_METHOD,
+  controlMessage,
+  cursorNumberOf,
+  cursorOf,
+  isControlCandidate,
+  stampCursor,
+  takeCursor,
+} from '../../lib/transports/remote/stream-cursor';
+import { seededRandom } from '../helpers/random';
 
 describe('ReplayBuffer', () => {
   let now: number;
@@ -15,7 +24,12 @@ describe('ReplayBuffer', () => {
 
   it('numbers messages 1, 2, 3… and returns every one after a cursor, in order', () => {
     const buffer = new ReplayBuffer({ maxMessages: 10, maxAgeMs: 1000 }, clock);
-    expect(['a', 'b', 'c'].map((text) => buffer.append(text))).to.deep.equal(['1', '2', '3']);
+    const cursors: number[] = [];
+    for (const text of ['a', 'b', 'c']) {
+      cursors.push(buffer.nextCursor);
+      buffer.append(text);
+    }
+    expect(cursors).to.deep.equal([1, 2, 3]);
     expect(buffer.since('1')).to.deep.equal([
       { cursor: '2', text: 'b' },
       { cursor: '3', text: 'c' },
@@ -69,6 +83,20 @@ describe('ReplayBuffer', () => {
     expect(buffer.since('x')).to.equal(undefined);
     expect(buffer.since('-1')).to.equal(undefined);
     expect(buffer.since('01')).to.equal(undefined);
+  });
+
+  it('lets go of the messages up to a cursor the client acknowledged, and of nothing for a cursor not its own', () => {
+    const buffer = new ReplayBuffer({ maxMessages: 10, maxAgeMs: 1000 }, clock);
+    for (const text of ['a', 'b', 'c', 'd']) buffer.append(text);
+    buffer.release('2');
+    expect(buffer.size).to.equal(2);
+    expect(buffer.since('1')).to.equal(undefined);
+    expect(buffer.since('2')!.map((e) => e.text)).to.deep.equal(['c', 'd']);
+    for (const cursor of ['1', '5', 'x', '-1']) buffer.release(cursor);
+    expect(buffer.size).to.equal(2);
+    buffer.release('4');
+    expect(buffer.size).to.equal(0);
+    expect(buffer.since('4')).to.deep.equal([]);
   });
 
   it('keeps the right messages over many evictions (compaction)', () => {
@@ -161,6 +189,80 @@ describe('stream cursors on message text', () => {
     expect(stampCursor(badEscape, '1')).to.equal(badEscape);
     expect(cursorOf('{"x\\q":{},"_meta":{"acp/cursor":"1"}}')).to.equal(undefined);
     expect(cursorOf('{"id":1,"params":{"_meta":{"acp/cursor":3}}}')).to.equal(undefined);
+  });
+});
+
+describe('stream cursors on frames (the client)', () => {
+  const frameOf = (text: string): Buffer => Buffer.from(text);
+
+  it('takes the cursor out of a stamped answer or notification: the message parses as the agent sent it', () => {
+    for (const line of [
+      '{"jsonrpc":"2.0","id":12,"result":{"text":"hé, \\"quoted\\"","n":[1,{"a":{}}]}}',
+      '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"n":1.50}}}',
+      '{"jsonrpc":"2.0","id":"req-1","method":"fs/read_text_file","params":{"path":"/x"}}',
+      '{"jsonrpc":"2.0","id":3,"result":{}}',
+    ]) {
+      const frame = frameOf(stampCursor(line, 41));
+      expect(takeCursor(frame)).to.equal(41);
+      expect(JSON.parse(frame.toString())).to.deep.equal(JSON.parse(line));
+      expect(frame.toString()).not.to.include('acp/cursor');
+    }
+  });
+
+  it("takes only the cursor out of an agent's own _meta, which keeps its members", () => {
+    const frame = frameOf(stampCursor('{"jsonrpc":"2.0","method":"m","params":{"_meta":{"trace":"t"},"a":1}}', 7));
+    expect(takeCursor(frame)).to.equal(7);
+    expect(JSON.parse(frame.toString()).params).to.deep.equal({ _meta: { trace: 't' }, a: 1 });
+  });
+
+  it('leaves a frame whose cursor is elsewhere, or that has none, unchanged (-1): the text is read then', () => {
+    for (const text of [
+      stampCursor('{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"no"}}', 5),
+      stampCursor('{"jsonrpc":"2.0","id":1,"result":null}', 5),
+      stampCursor('{"jsonrpc":"2.0","x":[1],"params":{"a":1}}', 5),
+      stampCursor('{"jsonrpc":"2.0","i\\u0064":1,"result":{"a":1}}', 5),
+      '{"jsonrpc":"2.0","id":1,"result":{"a":1}}',
+      '{"jsonrpc":"2.0","id":1,"result":{"_meta":{"acp/cursor":"x1"}}}',
+      '{"jsonrpc":"2.0","id":1,"result":{"_meta":{"acp/cursor":"1"',
+      '{"jsonrpc":"2.0","id":1,"res',
+      'not json',
+      '',
+    ]) {
+      const frame = frameOf(text);
+      expect(takeCursor(frame), text).to.equal(-1);
+      expect(frame.toString()).to.equal(text);
+    }
+    expect(cursorNumberOf(stampCursor('{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"no"}}', 5))).to.equal(5);
+  });
+
+  it('agrees with the text reading on every stamped message (seeded shapes)', () => {
+    const random = seededRandom(20261202);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    for (let n = 1; n <= 2000; n++) {
+      const space = pick(['', ' ', '\n ']);
+      const head = pick([`"id":${n}`, `"id":"r${n}"`, '"method":"session/update"', `"id":${n},"method":"x/y"`, `"id":-${n}.5`, '"x":{}']);
+      const holder = pick(['params', 'result', 'error']);
+      const body = pick(['{}', '{"a":1}', '{"_meta":{"k":"v"},"t":"\\u00e9\\""}', '{"t":"}{,\\"_meta\\""}', '[1]', 'null']);
+      const line = `{${space}"jsonrpc":"2.0",${space}${head},"${holder}":${space}${body}}`;
+      const stamped = stampCursor(line, n);
+      const frame = frameOf(stamped);
+      const taken = takeCursor(frame);
+      if (taken === -1) {
+        expect(frame.toString(), line).to.equal(stamped);
+        expect(cursorNumberOf(stamped), line).to.equal(n);
+      } else {
+        expect(taken, line).to.equal(n);
+        expect(JSON.parse(frame.toString()), line).to.deep.equal(JSON.parse(line));
+      }
+    }
+  });
+
+  it('tells control messages from agent messages by their first bytes', () => {
+    expect(isControlCandidate(frameOf(controlMessage(STREAM_ACK_METHOD, { received: 3 })))).to.equal(true);
+    expect(isControlCandidate(frameOf('{"jsonrpc":"2.0","method":"stream/x"}'))).to.equal(true);
+    expect(isControlCandidate(frameOf('{"jsonrpc":"2.0","method":"session/update","params":{}}'))).to.equal(false);
+    expect(isControlCandidate(frameOf('{"jsonrpc":"2.0","id":1,"method":"stream/ack"}'))).to.equal(false);
+    expect(isControlCandidate(frameOf('{"jsonrpc":"2.0"}'))).to.equal(false);
   });
 });
 

@@ -34,7 +34,7 @@ describe('Resumable WebSocket wire (raw client)', () => {
   };
   const parse = (line: string): Record<string, unknown> => JSON.parse(line) as Record<string, unknown>;
 
-  it('stamps each agent message with its cursor, advertises the capability, and acknowledges every 32 client messages', async () => {
+  it('stamps each agent message with its cursor, advertises the capability, and acknowledges every 128 client messages', async () => {
     const socket = await open();
     socket.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1 } });
     const init = parse(await socket.lines.take());
@@ -42,9 +42,9 @@ describe('Resumable WebSocket wire (raw client)', () => {
     const result = init.result as { _meta: unknown; agentCapabilities: { transport: unknown } };
     expect(result._meta).to.deep.equal({ 'acp/cursor': '1' });
     expect(result.agentCapabilities.transport).to.deep.equal({ resumable: { retentionMessages: 4, retentionSeconds: 300 } });
-    for (let i = 0; i < 31; i++) socket.send({ jsonrpc: '2.0', method: '_test/note', params: { i } });
+    for (let i = 0; i < 127; i++) socket.send({ jsonrpc: '2.0', method: '_test/note', params: { i } });
     socket.send({ jsonrpc: '2.0', id: 2, method: '_test/echo', params: { x: 1 } });
-    expect(parse(await socket.lines.take())).to.deep.equal({ jsonrpc: '2.0', method: 'stream/ack', params: { received: 32 } });
+    expect(parse(await socket.lines.take())).to.deep.equal({ jsonrpc: '2.0', method: 'stream/ack', params: { received: 128 } });
     expect(parse(await socket.lines.take())).to.deep.equal({ jsonrpc: '2.0', id: 2, result: { _meta: { 'acp/cursor': '2' }, x: 1 } });
   });
 
@@ -61,6 +61,28 @@ describe('Resumable WebSocket wire (raw client)', () => {
     second.send({ jsonrpc: '2.0', id: 2, method: '_test/echo', params: {} });
     expect(parse(await second.lines.take())).to.deep.equal({ jsonrpc: '2.0', id: 2, result: { _meta: { 'acp/cursor': '2' } } });
     expect(listener.clientCount).to.equal(1);
+  });
+
+  it("takes the client's stream/ack {cursor}: lets go of the messages up to it, and does not count it as a client message", async () => {
+    const first = await open();
+    first.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 2 } });
+    for (let id = 2; id <= 3; id++) first.send({ jsonrpc: '2.0', id, method: '_test/echo', params: {} });
+    await first.lines.takeLines(3);
+    first.send({ jsonrpc: '2.0', method: 'stream/ack', params: { cursor: '2' } });
+    first.send({ jsonrpc: '2.0', id: 4, method: '_test/echo', params: {} });
+    expect(parse(await first.lines.take())).to.deep.equal({ jsonrpc: '2.0', id: 4, result: { _meta: { 'acp/cursor': '4' } } });
+    first.ws.terminate();
+    await first.closed;
+    // The client said it has cursors 1 and 2: a resume before them is refused.
+    const early = await open();
+    early.send({ jsonrpc: '2.0', method: 'stream/resume', params: { connectionId, cursor: '1' } });
+    expect(parse(await early.lines.take())).to.deep.include({ method: 'stream/resume_failed' });
+    await early.closed;
+    const second = await open();
+    second.send({ jsonrpc: '2.0', method: 'stream/resume', params: { connectionId, cursor: '2' } });
+    // Four client messages applied: the acknowledgement is not one of them.
+    expect(parse(await second.lines.take())).to.deep.equal({ jsonrpc: '2.0', method: 'stream/resumed', params: { received: 4 } });
+    expect((await second.lines.takeLines(2)).map((line) => parse(line).id)).to.deep.equal([3, 4]);
   });
 
   it('refuses a cursor no longer held, and an unknown connection, with stream/resume_failed, then closes', async () => {

@@ -11,10 +11,11 @@ import { Duplex } from 'node:stream';
 import type { Connection } from '../../connection/connection';
 import { HttpStatusError, ResumeFailedError, ServerGoingAwayError } from './errors';
 import { backoffDelay, reconnectSettings, resumableOf, type ReconnectOptions, type ReconnectSettings } from './resume-options';
-import { cursorNumberOf } from './stream-cursor';
+import { cursorNumberOf, takeCursor } from './stream-cursor';
 import {
   EVENT_STREAM_CONTENT_TYPE,
   HEADER_CLIENT_SEQ,
+  HEADER_EVENTS_RECEIVED,
   HEADER_CONNECTION_ID,
   HEADER_LAST_EVENT_ID,
   HEADER_SESSION_ID,
@@ -32,6 +33,9 @@ import { destroyAfterRead } from './going-away';
 import { SseParser } from './sse';
 import { checkRemoteOptions, remoteConnection, type RemoteConnectionOptions } from './websocket';
 import { pushFrame } from './websocket-stream';
+
+/** A resumable client tells the server the last event id of a stream after this many more events of it. */
+const EVENTS_ACK_EVERY = 16;
 
 /** POST statuses that mean the whole connection is gone (as in the SDK). */
 const CONNECTION_FAILURES = new Set([401, 403, 404, 410]);
@@ -85,6 +89,8 @@ export class HttpClientStream extends Duplex {
   #seq = 0;
   /** The last cursor received on each event stream ('' for the connection's own). */
   readonly #cursors = new Map<string, number>();
+  /** The last event id told to the server, by stream (see {@link HEADER_EVENTS_RECEIVED}). */
+  readonly #acknowledged = new Map<string, number>();
   /** Backoff timers of the attempts under way (several streams and a POST may retry at once). */
   readonly #timers = new Set<NodeJS.Timeout>();
   #partial = '';
@@ -180,7 +186,10 @@ export class HttpClientStream extends Duplex {
     if (sessionId !== undefined) await this.#openEvents(sessionId);
     const headers: OutgoingHttpHeaders = { 'Content-Type': JSON_CONTENT_TYPE, [HEADER_CONNECTION_ID]: this.#connectionId! };
     if (sessionId !== undefined) headers[HEADER_SESSION_ID] = sessionId;
-    if (this.#isResumable) headers[HEADER_CLIENT_SEQ] = String(++this.#seq);
+    if (this.#isResumable) {
+      headers[HEADER_CLIENT_SEQ] = String(++this.#seq);
+      this.#acknowledgeEvents(headers, sessionId ?? '');
+    }
     const { response, body } = await this.#retrying(() => this.#fetch('POST', headers, line));
     const status = response.statusCode ?? 0;
     if (status >= 200 && status < 300) return;
@@ -190,6 +199,14 @@ export class HttpClientStream extends Duplex {
       return this.#deliver(JSON.stringify({ jsonrpc: '2.0', id: message.id, error }));
     }
     throw statusError('POST', response, body);
+  }
+
+  /** Adds the last event id of `stream` to a POST's headers once 128 more have come since the last one told. */
+  #acknowledgeEvents(headers: OutgoingHttpHeaders, stream: string): void {
+    const last = this.#cursors.get(stream);
+    if (last === undefined || last - (this.#acknowledged.get(stream) ?? 0) < EVENTS_ACK_EVERY) return;
+    headers[HEADER_EVENTS_RECEIVED] = String(last);
+    this.#acknowledged.set(stream, last);
   }
 
   #takeAnswerSession(id: unknown): string | undefined {
@@ -338,7 +355,8 @@ export class HttpClientStream extends Duplex {
   }
 
   #onEvent(data: string, sessionId: string | undefined): void {
-    if (this.#isResumable && this.#isReplayed(data, sessionId ?? '')) return;
+    const frame = Buffer.from(data, 'utf8');
+    if (this.#isResumable && this.#isReplayed(frame, data, sessionId ?? '')) return;
     const message = parseRouted(data);
     if (message !== undefined) {
       const created = resultSessionIdOf(message);
@@ -349,12 +367,16 @@ export class HttpClientStream extends Duplex {
         if (key !== undefined) this.#answerSessions.set(key, sessionId);
       }
     }
-    this.#deliver(data);
+    this.#deliverFrame(frame);
   }
 
-  /** Whether an event is one already received on its stream (its cursor is not after the last one). */
-  #isReplayed(data: string, stream: string): boolean {
-    const n = cursorNumberOf(data);
+  /**
+   * Whether an event is one already received on its stream (its cursor is not after the last
+   * one). Its cursor is taken out of `frame` (see {@link takeCursor}), read from `data` otherwise.
+   */
+  #isReplayed(frame: Buffer, data: string, stream: string): boolean {
+    const taken = takeCursor(frame);
+    const n = taken === -1 ? cursorNumberOf(data) : taken;
     if (n === undefined) return false;
     const last = this.#cursors.get(stream);
     if (last !== undefined && n <= last) return true;
@@ -363,8 +385,12 @@ export class HttpClientStream extends Duplex {
   }
 
   #deliver(text: string): void {
+    this.#deliverFrame(Buffer.from(text, 'utf8'));
+  }
+
+  #deliverFrame(frame: Buffer): void {
     if (this.destroyed || this.readableEnded) return;
-    if (!pushFrame(this, Buffer.from(text, 'utf8'))) this.#isReading = false;
+    if (!pushFrame(this, frame)) this.#isReading = false;
   }
 
   #fetch(method: string, headers: OutgoingHttpHeaders, body?: string): Promise<HttpResult> {

@@ -15,6 +15,12 @@ export const HEADER_LAST_EVENT_ID = 'Last-Event-ID';
  * number (1, 2, …), so that a POST sent again after a dropped response is not applied twice.
  */
 export const HEADER_CLIENT_SEQ = 'Acp-Client-Seq';
+/**
+ * The header a reconnecting client puts on a POST now and then (every 16 events of a stream): the
+ * last event id received on the event stream that POST belongs to (its session's, else the
+ * connection's), so that the server's replay buffer lets go of the events up to it.
+ */
+export const HEADER_EVENTS_RECEIVED = 'Acp-Events-Received';
 /** The header naming the session a request or a session stream belongs to. */
 export const HEADER_SESSION_ID = 'Acp-Session-Id';
 /** The content type of every POST body and `initialize` answer. */

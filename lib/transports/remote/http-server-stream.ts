@@ -207,6 +207,17 @@ export class HttpServerStream extends Duplex {
   }
 
   /**
+   * Lets go of the held events of a stream (the session's, else the connection's) up to
+   * `received`, the last event id its client says it has (`Acp-Events-Received`); nothing without
+   * one, or for a session this connection does not have.
+   */
+  release(sessionId: string | undefined, received: string | undefined): void {
+    if (received === undefined) return;
+    const box = sessionId === undefined ? this.#connectionBox : this.#sessions.get(sessionId);
+    box?.replay?.release(received);
+  }
+
+  /**
    * Attaches an event stream (a GET's response) to the connection's stream or a session's; with
    * `lastEventId` (a resumable connection), from the event after that cursor.
    *
@@ -330,8 +341,9 @@ export class HttpServerStream extends Duplex {
 
   #deliver(box: Mailbox, line: string): void {
     if (box.replay) {
-      const text = stampCursor(line, box.replay.nextCursor);
-      const id = box.replay.append(text);
+      const id = String(box.replay.nextCursor);
+      const text = stampCursor(line, id);
+      box.replay.append(text);
       box.queue.push({ text, id });
       this.#bufferedBytes += text.length;
     } else {

@@ -12,6 +12,7 @@ import type { Duplex } from 'node:stream';
 import {
   EVENT_STREAM_CONTENT_TYPE,
   HEADER_CLIENT_SEQ,
+  HEADER_EVENTS_RECEIVED,
   HEADER_CONNECTION_ID,
   HEADER_LAST_EVENT_ID,
   HEADER_SESSION_ID,
@@ -117,8 +118,10 @@ export class HttpStreamServer {
       }
       // `session/load` replays the session's history: its answer comes on the connection's stream.
       if (!stream.takeSeq(seqOf(request))) return void response.writeHead(202).end();
+      stream.release(headerSession, header(request, HEADER_EVENTS_RECEIVED));
       if (isRequest(message)) stream.routeAnswer(message.id, message.method === 'session/load' ? null : (headerSession ?? null));
     } else if (!stream.takeSeq(seqOf(request))) return void response.writeHead(202).end();
+    else stream.release(header(request, HEADER_SESSION_ID), header(request, HEADER_EVENTS_RECEIVED));
     await stream.accept(body);
     response.writeHead(202).end();
   }
@@ -205,16 +208,27 @@ export async function readPostedMessage(
   return { message: value as RoutedMessage, body };
 }
 
-/** The `Acp-Client-Seq` of a POST, when it is a positive integer. */
+/** The `Acp-Client-Seq` of a POST, when it is a positive integer (of at most 15 digits, no leading zero). */
 function seqOf(request: IncomingMessage): number | undefined {
   const value = header(request, HEADER_CLIENT_SEQ);
-  if (value === undefined || !/^[1-9][0-9]{0,14}$/.test(value)) return undefined;
-  return Number(value);
+  if (value === undefined || value.length === 0 || value.length > 15 || value.charCodeAt(0) === 0x30) return undefined;
+  let seq = 0;
+  for (let i = 0; i < value.length; i++) {
+    const digit = value.charCodeAt(i) - 0x30;
+    if (digit < 0 || digit > 9) return undefined;
+    seq = seq * 10 + digit;
+  }
+  return seq;
 }
+
+/** Header names as Node keys them (lower case), by the names this module asks for. */
+const headerKeys = new Map<string, string>();
 
 /** A request header's (first) value. @internal */
 export function header(request: IncomingMessage, name: string): string | undefined {
-  const value = request.headers[name.toLowerCase()];
+  let key = headerKeys.get(name);
+  if (key === undefined) headerKeys.set(name, (key = name.toLowerCase()));
+  const value = request.headers[key];
   return Array.isArray(value) ? value[0] : value;
 }
 

@@ -19,9 +19,14 @@ import {
   controlMessage,
   controlOf,
   cursorNumberOf,
+  isControlCandidate,
+  takeCursor,
 } from './stream-cursor';
 import { pushFrame, type WebSocketStream } from './websocket-stream';
 import { isBlank, sendFrames } from './resumable-websocket';
+
+/** The client acknowledges the server's messages after this many (so its replay buffer lets them go). */
+const CURSOR_ACK_EVERY = 128;
 
 /**
  * A client connection over resumable WebSockets, as a byte stream of NDJSON lines.
@@ -29,8 +34,9 @@ import { isBlank, sendFrames } from './resumable-websocket';
  * @remarks Messages written are numbered (implicitly: the server counts what it receives) and
  * kept until the server acknowledges them (`stream/ack`, or `stream/resumed` on a resume); on a
  * resume the unacknowledged ones the server did not receive are sent again, in order. Messages
- * received carry a cursor; one at or before the last cursor received is a replay already seen and
- * is dropped. A normal close by the server ends the stream (no reconnection); so does `end()`
+ * received carry a cursor, taken out of them before they go on (see {@link takeCursor}) and
+ * acknowledged every 64 (`stream/ack {cursor}`); one at or before the last cursor received is a
+ * replay already seen and is dropped. A normal close by the server ends the stream (no reconnection); so does `end()`
  * here. A drop before the server advertised `transport.resumable` destroys the stream with the
  * socket's error, as without reconnection.
  * @internal
@@ -48,7 +54,10 @@ export class ReconnectingWebSocketStream extends Duplex {
    */
   #unacked: string[] = [];
   #sentBase = 0;
+  /** The cursor of the last message received (`undefined`: none yet). */
   #lastCursor: number | undefined;
+  /** Messages received since the last cursor acknowledged to the server. */
+  #sinceCursorAck = 0;
   #isResumable = false;
   #isEnding = false;
   #timer: NodeJS.Timeout | undefined;
@@ -107,19 +116,33 @@ export class ReconnectingWebSocketStream extends Duplex {
 
   #onFrame(frame: Buffer): void {
     if (this.destroyed || this.readableEnded) return;
-    const text = frame.toString('utf8');
-    const cursor = cursorNumberOf(text);
+    if (isControlCandidate(frame) && this.#onControl(frame)) return;
+    if (!this.#isResumable && resumableOf(frame.toString('utf8')) !== undefined) this.#isResumable = true;
+    let cursor: number | undefined = takeCursor(frame);
+    if (cursor === -1) cursor = cursorNumberOf(frame.toString('utf8'));
     if (cursor !== undefined) {
+      // A replay of a message received before.
       if (this.#lastCursor !== undefined && cursor <= this.#lastCursor) return;
       this.#lastCursor = cursor;
-    } else {
-      // The server's control messages carry no cursor.
-      const control = controlOf(text);
-      if (control?.method === STREAM_ACK_METHOD) return this.#acknowledge(control.params.received);
+      if (++this.#sinceCursorAck >= CURSOR_ACK_EVERY) this.#acknowledgeCursor(cursor);
     }
-    if (!this.#isResumable && resumableOf(text) !== undefined) this.#isResumable = true;
     if (this.#onFrameOut) this.#onFrameOut(frame);
     else if (!pushFrame(this, frame)) this.#socket?.pause();
+  }
+
+  /** Takes a frame that starts as a control message; true when it was the server's (which carry no cursor). */
+  #onControl(frame: Buffer): boolean {
+    const text = frame.toString('utf8');
+    const control = controlOf(text);
+    if (control === undefined || cursorNumberOf(text) !== undefined) return false;
+    if (control.method === STREAM_ACK_METHOD) this.#acknowledge(control.params.received);
+    return true;
+  }
+
+  /** Tells the server the last cursor received, so that its replay buffer lets go of what came before. */
+  #acknowledgeCursor(cursor: number): void {
+    this.#sinceCursorAck = 0;
+    if (this.#isResumable && this.#socket) sendFrames(this.#socket, [controlMessage(STREAM_ACK_METHOD, { cursor: String(cursor) })]);
   }
 
   #acknowledge(received: unknown): void {

@@ -66,9 +66,9 @@ export class ReplayBuffer {
     return this.#next;
   }
 
-  /** Holds `text` (already stamped with {@link ReplayBuffer.nextCursor}) and returns its cursor. */
-  append(text: string): string {
-    const cursor = this.#next++;
+  /** Holds `text` (already stamped with {@link ReplayBuffer.nextCursor}), whose cursor that was. */
+  append(text: string): void {
+    this.#next++;
     const now = this.#now();
     this.#texts.push(text);
     this.#times.push(now);
@@ -79,7 +79,6 @@ export class ReplayBuffer {
     for (let bytes = this.#bytes; bytes > maxBytes; over++) bytes -= this.#texts[this.#head + over]!.length;
     if (over > 0) this.#drop(over);
     this.#expire(now);
-    return String(cursor);
   }
 
   /**
@@ -97,6 +96,16 @@ export class ReplayBuffer {
       entries.push({ cursor: String(n), text: this.#texts[this.#head + (n - this.#first)]! });
     }
     return entries;
+  }
+
+  /**
+   * Lets go of the messages up to `cursor` (included): the client has them. A cursor that is not
+   * one of this stream's, or whose messages are gone already, changes nothing.
+   */
+  release(cursor: string): void {
+    const through = parseCursor(cursor);
+    if (through === undefined || through >= this.#next || through < this.#first) return;
+    this.#drop(through - this.#first + 1);
   }
 
   /** Drops the messages older than `maxAgeMs` at `now` (one clock reading per append). */

@@ -19,6 +19,7 @@ import {
   STREAM_RESUME_METHOD,
   controlMessage,
   controlOf,
+  isControlCandidate,
   stampCursor,
 } from './stream-cursor';
 import { pushFrame, type WebSocketStream } from './websocket-stream';
@@ -40,7 +41,7 @@ export function sendFrames(socket: WebSocketStream, texts: readonly string[], on
 }
 
 /** The server acknowledges the client's messages after this many (so the client can forget them). */
-const ACK_EVERY = 32;
+const ACK_EVERY = 128;
 
 /**
  * One resumable WebSocket connection on the server, as a byte stream of NDJSON lines.
@@ -175,6 +176,7 @@ export class ResumableServerStream extends Duplex {
 
   #onFrame(frame: Buffer): void {
     if (this.destroyed || this.readableEnded) return;
+    if (isControlCandidate(frame) && this.#onControl(frame)) return;
     this.#received++;
     if (this.#initializeKey === undefined && !this.#isAdvertised) this.#watchInitialize(frame);
     if (this.#onFrameOut) this.#onFrameOut(frame);
@@ -183,6 +185,15 @@ export class ResumableServerStream extends Duplex {
       this.#sinceAck = 0;
       if (this.#socket) sendFrames(this.#socket, [controlMessage(STREAM_ACK_METHOD, { received: this.#received })]);
     }
+  }
+
+  /** Takes a frame that starts as a control message; true when it was the client's `stream/ack` (its last cursor received). */
+  #onControl(frame: Buffer): boolean {
+    const control = controlOf(frame.toString('utf8'));
+    if (control?.method !== STREAM_ACK_METHOD) return false;
+    const { cursor } = control.params;
+    if (typeof cursor === 'string') this.#buffer.release(cursor);
+    return true;
   }
 
   #watchInitialize(frame: Buffer): void {

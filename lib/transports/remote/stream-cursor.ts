@@ -14,7 +14,11 @@ export const STREAM_RESUME_METHOD = 'stream/resume';
 export const STREAM_RESUMED_METHOD = 'stream/resumed';
 /** The server's answer to a resume it cannot serve: `{reason}`; the socket then closes. */
 export const STREAM_RESUME_FAILED_METHOD = 'stream/resume_failed';
-/** The server's periodic acknowledgement on a resumable WebSocket: `{received}`. */
+/**
+ * The periodic acknowledgement on a resumable WebSocket: from the server `{received}` (how many
+ * client messages it has applied, so the client forgets them), from the client `{cursor}` (the
+ * last message it received, so the server's replay buffer lets go of it and those before).
+ */
 export const STREAM_ACK_METHOD = 'stream/ack';
 
 const QUOTE = 0x22;
@@ -172,12 +176,13 @@ function metaOf(text: string, at: number): number {
 }
 
 /**
- * Whether the text from `at` on may hold a `_meta` key: false when it has neither `"_meta"` (a
+ * Whether the text from `at` on may hold a `_meta` key: false when it has neither `_meta"` (a
  * quote inside a string is always escaped, so this finds every such key written plainly) nor a
  * `\u` escape (the only other way to write one). Spares walking the members of most messages.
  */
 function mayHoldMeta(text: string, at: number): boolean {
-  return text.indexOf('"_meta"', at) !== -1 || text.indexOf('\\u', at) !== -1;
+  // `_meta"` rather than `"_meta"`: a search is quicker from a rare first character.
+  return text.indexOf('_meta"', at) !== -1 || text.indexOf('\\u', at) !== -1;
 }
 
 /**
@@ -191,20 +196,53 @@ function insertFirst(text: string, at: number, member: string): string {
   return [text.slice(0, at + 1), member, isEmpty ? '' : ',', text.slice(at + 1)].join('');
 }
 
+/** {@link holderOf} found no plain `params`/`result` object: the general walk decides. */
+const NO_HOLDER = -1;
+
+/**
+ * The shape of nearly every message up to its `params`/`result` object, as `JSON.stringify`
+ * writes it: the version, then an integer or plain string `id` and/or a plain `method`. Sticky, and
+ * matched with `test()` (its `lastIndex` is then the end of the match): no allocation.
+ */
+const COMMON_HEAD = /\{"jsonrpc":"2\.0",(?:"(?:id|method)":(?:"[^"\\]*"|-?\d+),){0,2}"(?:params|result)":\{/y;
+
+/**
+ * Where the `{` of the top-level `params` or `result` object starts when the message starts as
+ * {@link COMMON_HEAD} (at `at`); {@link NO_HOLDER} otherwise (the general walk then decides).
+ */
+function holderOf(text: string, at: number): number {
+  COMMON_HEAD.lastIndex = at;
+  return COMMON_HEAD.test(text) ? COMMON_HEAD.lastIndex - 1 : NO_HOLDER;
+}
+
+/**
+ * Inserts the cursor entry first into a `params`/`result` object at `holder` that holds no `_meta`.
+ *
+ * @remarks A concatenation: V8 flattens it once, when the socket first writes it.
+ */
+function insertMeta(text: string, holder: number, entry: string): string {
+  const isEmpty = text.charCodeAt(skipSpace(text, holder + 1)) === CLOSE_BRACE;
+  return text.slice(0, holder + 1) + (isEmpty ? `"_meta":{${entry}}` : `"_meta":{${entry}},`) + text.slice(holder + 1);
+}
+
 /**
  * Stamps `cursor` on a message's text as `_meta["acp/cursor"]`: in `params._meta` when `params` is
  * an object (requests, notifications), else in `result._meta` when `result` is an object, else in
  * a `_meta` member of the message itself (an error answer, a non-object result). Any `_meta`
  * already there keeps its other members. Text that is not a JSON object is returned unchanged.
  *
- * @remarks One pass over the members before `params`/`result` and over that object's members
- * (the values of neither are scanned); the message's own members all only when it has neither.
+ * @remarks The common shape (scalar members, then `params`/`result` without a `_meta`) costs a
+ * walk over the few members before that object and two native searches of the rest; any other
+ * shape takes one pass over the members before `params`/`result` and over that object's members
+ * (the values of neither are scanned), or over the message's own members when it has neither.
  * @param cursor - a decimal integer
  * @internal
  */
 export function stampCursor(line: string, cursor: string | number): string {
   const at = skipSpace(line, 0);
   const entry = `"${CURSOR_META_KEY}":"${cursor}"`;
+  const holder = holderOf(line, at);
+  if (holder !== NO_HOLDER && !mayHoldMeta(line, holder)) return insertMeta(line, holder, entry);
   let topMeta = -1;
   for (let more = firstMember(line, at); more; more = nextMember()) {
     if (!isObjectValue()) continue;
@@ -275,6 +313,88 @@ export function cursorNumberOf(text: string): number | undefined {
   return n;
 }
 
+const SPACE = 0x20;
+/** What {@link stampCursor} writes first into a `params`/`result` object that had no `_meta`, up to the cursor's digits. */
+const STAMP_START = Buffer.from(`"_meta":{"${CURSOR_META_KEY}":"`);
+
+function isSpaceByte(c: number | undefined): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/**
+ * Where the `{` of the top-level `params` or `result` object of a frame starts, when every
+ * member before it is a scalar with a plain key; -1 otherwise. {@link holderOf}, over bytes.
+ */
+function frameHolderOf(frame: Buffer): number {
+  const end = frame.length;
+  let i = 0;
+  while (isSpaceByte(frame[i])) i++;
+  if (frame[i] !== OPEN_BRACE) return -1;
+  for (i++; i < end; i++) {
+    while (isSpaceByte(frame[i])) i++;
+    if (frame[i] !== QUOTE) return -1;
+    const keyStart = ++i;
+    while (i < end && frame[i] !== QUOTE) if (frame[i++] === BACKSLASH) return -1;
+    const keyLength = i++ - keyStart;
+    while (isSpaceByte(frame[i])) i++;
+    if (frame[i++] !== COLON) return -1;
+    while (isSpaceByte(frame[i])) i++;
+    let c = frame[i];
+    if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      const isHolder = c === OPEN_BRACE && keyLength === 6 && (isKey(frame, keyStart, 'params') || isKey(frame, keyStart, 'result'));
+      return isHolder ? i : -1;
+    }
+    if (c === QUOTE) {
+      for (c = frame[++i]; c !== QUOTE; c = frame[++i]) if (c === BACKSLASH || i >= end) return -1;
+      i++;
+    } else {
+      while (i < end && (c = frame[i]) !== COMMA && c !== CLOSE_BRACE && !isSpaceByte(c)) i++;
+    }
+    while (isSpaceByte(frame[i])) i++;
+    if (frame[i] !== COMMA) return -1;
+  }
+  return -1;
+}
+
+function isKey(frame: Buffer, at: number, key: string): boolean {
+  for (let k = 0; k < key.length; k++) if (frame[at + k] !== key.charCodeAt(k)) return false;
+  return true;
+}
+
+/**
+ * Takes the cursor {@link stampCursor} put first into a frame's `params`/`result` object out of
+ * the frame, in place: its bytes (and the comma after them) become spaces, so the message parses
+ * as the agent sent it. Returns the cursor's number, or -1 (the frame unchanged) when the frame
+ * has no cursor there (an error answer, a message with members of other kinds before
+ * `params`/`result`): {@link cursorNumberOf} then reads it from the text.
+ *
+ * @remarks Reads the bytes of the members before that object and of the cursor, and decodes
+ * nothing: what a resuming client does on every message.
+ * @internal
+ */
+export function takeCursor(frame: Buffer): number {
+  const holder = frameHolderOf(frame);
+  if (holder === -1) return -1;
+  const start = holder + 1;
+  const prefix = STAMP_START.length;
+  if (frame.length < start + prefix) return -1;
+  for (let k = 0; k < prefix; k++) if (frame[start + k] !== STAMP_START[k]) return -1;
+  // The entry's digits, its closing quote, then `}` (the `_meta` was the stamp's) or `,` (an agent's `_meta` follows).
+  let i = start + prefix;
+  let n = 0;
+  for (let c = frame[i]! - 0x30; c >= 0 && c <= 9 && i < start + prefix + 15; c = frame[++i]! - 0x30) n = n * 10 + c;
+  if (i === start + prefix || frame[i] !== QUOTE) return -1;
+  const after = frame[i + 1];
+  // `"_meta":{"acp/cursor":"N"}` and its comma, or only `"acp/cursor":"N",` inside the agent's `_meta`.
+  const blankFrom = after === CLOSE_BRACE ? start : after === COMMA ? start + 9 : -1;
+  if (blankFrom === -1) return -1;
+  let blankTo = i + 2;
+  if (after === CLOSE_BRACE && frame[blankTo] === COMMA) blankTo++;
+  // A loop: `fill()` is a call into the runtime, dearer than these 30-odd bytes.
+  for (let k = blankFrom; k < blankTo; k++) frame[k] = SPACE;
+  return n;
+}
+
 /**
  * The method of a control message of a resumable WebSocket (`stream/…`), or `undefined` for any
  * other frame. Cheap for ordinary frames: only text holding `"stream/` is parsed.
@@ -295,7 +415,27 @@ export function controlOf(text: string): { method: string; params: Record<string
   return { method, params: typeof params === 'object' && params !== null ? (params as Record<string, unknown>) : {} };
 }
 
-/** The text of a control message. @internal */
+/** The text of a control message (members in this order, no space: see {@link isControlCandidate}). @internal */
 export function controlMessage(method: string, params: Record<string, unknown>): string {
   return JSON.stringify({ jsonrpc: '2.0', method, params });
+}
+
+/** The bytes every control message starts with, as {@link controlMessage} writes it. */
+const CONTROL_PREFIX = Buffer.from('{"jsonrpc":"2.0","method":"stream/');
+
+/**
+ * Whether a frame may be a control message of a resumable WebSocket: it starts as
+ * {@link controlMessage} writes one. Compares at most 34 bytes and stops at the first that
+ * differs (byte 17 for an answer or a request, 28 for most notifications), so that the frames of a
+ * live stream are told from control messages without being decoded. A frame that passes is
+ * decoded and checked by {@link controlOf}; a peer's own `stream/…` message then still differs by
+ * its cursor (server to client) or is the transport's (client to server: reserved).
+ *
+ * @internal
+ */
+export function isControlCandidate(frame: Buffer): boolean {
+  const length = CONTROL_PREFIX.length;
+  if (frame.length < length) return false;
+  for (let i = 0; i < length; i++) if (frame[i] !== CONTROL_PREFIX[i]) return false;
+  return true;
 }
