@@ -10,8 +10,10 @@
  * count() { valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
  *   node --single-threaded --predictable-gc-schedule --hash-seed=42 --random-seed=42 \
  *   dist/bench/resume-ops.js websocket sequential on 5000 "$1" 2>&1 | grep 'I *refs'; }
- * count 2000; count 6000   # (second - first) / 4,000 = instructions per round trip
+ * count 2000; count 18000   # (second - first) / 16,000 = instructions per round trip
  * ```
+ * (HTTP: 1,000 and 9,000; its figures move by ±5,000 with where the collector runs, so take a
+ * median of several pairs.)
  *
  * @packageDocumentation
  */
