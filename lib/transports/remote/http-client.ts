@@ -11,7 +11,7 @@ import { Duplex } from 'node:stream';
 import type { Connection } from '../../connection/connection';
 import { HttpStatusError, ResumeFailedError, ServerGoingAwayError } from './errors';
 import { backoffDelay, reconnectSettings, resumableOf, type ReconnectOptions, type ReconnectSettings } from './resume-options';
-import { cursorNumberOf, takeCursor } from './stream-cursor';
+import { takeCursor, takeCursorFromText } from './stream-cursor';
 import {
   EVENT_STREAM_CONTENT_TYPE,
   HEADER_CLIENT_SEQ,
@@ -372,11 +372,11 @@ export class HttpClientStream extends Duplex {
 
   /**
    * Whether an event is one already received on its stream (its cursor is not after the last
-   * one). Its cursor is taken out of `frame` (see {@link takeCursor}), read from `data` otherwise.
+   * one). Its cursor is taken out of `frame` (see {@link takeCursor}; `data` is its text).
    */
   #isReplayed(frame: Buffer, data: string, stream: string): boolean {
     const taken = takeCursor(frame);
-    const n = taken === -1 ? cursorNumberOf(data) : taken;
+    const n = taken === -1 ? takeCursorFromText(frame, data) : taken;
     if (n === undefined) return false;
     const last = this.#cursors.get(stream);
     if (last !== undefined && n <= last) return true;

@@ -21,6 +21,7 @@ import {
   cursorNumberOf,
   isControlCandidate,
   takeCursor,
+  takeCursorFromText,
 } from './stream-cursor';
 import { pushFrame, type WebSocketStream } from './websocket-stream';
 import { isBlank, sendFrames } from './resumable-websocket';
@@ -119,7 +120,7 @@ export class ReconnectingWebSocketStream extends Duplex {
     if (isControlCandidate(frame) && this.#onControl(frame)) return;
     if (!this.#isResumable && resumableOf(frame.toString('utf8')) !== undefined) this.#isResumable = true;
     let cursor: number | undefined = takeCursor(frame);
-    if (cursor === -1) cursor = cursorNumberOf(frame.toString('utf8'));
+    if (cursor === -1) cursor = takeCursorFromText(frame, frame.toString('utf8'));
     if (cursor !== undefined) {
       // A replay of a message received before.
       if (this.#lastCursor !== undefined && cursor <= this.#lastCursor) return;

@@ -361,12 +361,53 @@ function isKey(frame: Buffer, at: number, key: string): boolean {
   return true;
 }
 
+/** `"_meta":{`, what precedes a cursor entry in a `_meta` the stamp made. */
+const META_OPEN = Buffer.from('"_meta":{');
+/** `"acp/cursor":"`, the cursor entry up to its digits. */
+const ENTRY_START = Buffer.from(`"${CURSOR_META_KEY}":"`);
+
+function bytesAt(frame: Buffer, at: number, bytes: Buffer): boolean {
+  if (at < 0 || frame.length < at + bytes.length) return false;
+  for (let k = 0; k < bytes.length; k++) if (frame[at + k] !== bytes[k]) return false;
+  return true;
+}
+
+/**
+ * Reads the cursor entry that starts at `entry` (its key's quote) and turns it into spaces: the
+ * whole `"_meta":{…}` (and the comma after it) when the stamp made it, else the entry and the comma
+ * after it, else the entry alone (an agent's `_meta` then stays, empty). Returns the cursor's number, or -1 (nothing changed) when no cursor is written there.
+ */
+function blankEntry(frame: Buffer, entry: number): number {
+  if (!bytesAt(frame, entry, ENTRY_START)) return -1;
+  let i = entry + ENTRY_START.length;
+  let n = 0;
+  for (let c = frame[i]! - 0x30; c >= 0 && c <= 9 && i < entry + ENTRY_START.length + 15; c = frame[++i]! - 0x30) n = n * 10 + c;
+  if (i === entry + ENTRY_START.length || frame[i] !== QUOTE) return -1;
+  const end = i + 1;
+  const meta = entry - META_OPEN.length;
+  let from = entry;
+  let to = end;
+  // The stamp makes a `_meta` only as the first member of its object (an agent's empty `_meta`
+  // there looks the same, and goes too: `{}` and no `_meta` mean the same).
+  if (frame[end] === CLOSE_BRACE && bytesAt(frame, meta, META_OPEN) && frame[meta - 1] === OPEN_BRACE) {
+    from = meta;
+    to = frame[end + 1] === COMMA ? end + 2 : end + 1;
+  } else if (frame[end] === COMMA) {
+    to = end + 1;
+  } else if (frame[end] !== CLOSE_BRACE) {
+    return -1;
+  }
+  // A loop: `fill()` is a call into the runtime, dearer than these 30-odd bytes.
+  for (let k = from; k < to; k++) frame[k] = SPACE;
+  return n;
+}
+
 /**
  * Takes the cursor {@link stampCursor} put first into a frame's `params`/`result` object out of
- * the frame, in place: its bytes (and the comma after them) become spaces, so the message parses
- * as the agent sent it. Returns the cursor's number, or -1 (the frame unchanged) when the frame
- * has no cursor there (an error answer, a message with members of other kinds before
- * `params`/`result`): {@link cursorNumberOf} then reads it from the text.
+ * the frame, in place: its bytes become spaces (see `blankEntry`), so the message parses as the
+ * agent sent it. Returns the cursor's number, or -1 (the frame unchanged) when the frame has no
+ * cursor there (an error answer, an agent's `_meta` further in, members of other kinds before
+ * `params`/`result`): {@link takeCursorFromText} then finds it.
  *
  * @remarks Reads the bytes of the members before that object and of the cursor, and decodes
  * nothing: what a resuming client does on every message.
@@ -374,24 +415,23 @@ function isKey(frame: Buffer, at: number, key: string): boolean {
  */
 export function takeCursor(frame: Buffer): number {
   const holder = frameHolderOf(frame);
-  if (holder === -1) return -1;
-  const start = holder + 1;
-  const prefix = STAMP_START.length;
-  if (frame.length < start + prefix) return -1;
-  for (let k = 0; k < prefix; k++) if (frame[start + k] !== STAMP_START[k]) return -1;
-  // The entry's digits, its closing quote, then `}` (the `_meta` was the stamp's) or `,` (an agent's `_meta` follows).
-  let i = start + prefix;
-  let n = 0;
-  for (let c = frame[i]! - 0x30; c >= 0 && c <= 9 && i < start + prefix + 15; c = frame[++i]! - 0x30) n = n * 10 + c;
-  if (i === start + prefix || frame[i] !== QUOTE) return -1;
-  const after = frame[i + 1];
-  // `"_meta":{"acp/cursor":"N"}` and its comma, or only `"acp/cursor":"N",` inside the agent's `_meta`.
-  const blankFrom = after === CLOSE_BRACE ? start : after === COMMA ? start + 9 : -1;
-  if (blankFrom === -1) return -1;
-  let blankTo = i + 2;
-  if (after === CLOSE_BRACE && frame[blankTo] === COMMA) blankTo++;
-  // A loop: `fill()` is a call into the runtime, dearer than these 30-odd bytes.
-  for (let k = blankFrom; k < blankTo; k++) frame[k] = SPACE;
+  if (holder === -1 || !bytesAt(frame, holder + 1, META_OPEN)) return -1;
+  return blankEntry(frame, holder + 1 + META_OPEN.length);
+}
+
+/**
+ * Takes the cursor {@link stampCursor} put on a message out of its frame wherever it is, `text`
+ * being the frame decoded: the slower way, for what {@link takeCursor} does not find. Returns the
+ * cursor's number, or `undefined` when the message has none; a cursor not written as the stamp
+ * writes it is read and left in place.
+ *
+ * @internal
+ */
+export function takeCursorFromText(frame: Buffer, text: string): number | undefined {
+  const n = cursorNumberOf(text);
+  if (n === undefined) return undefined;
+  const at = cursorAt(text) - (ENTRY_START.length - 1);
+  if (at >= 0) blankEntry(frame, Buffer.byteLength(text.slice(0, at)));
   return n;
 }
 
