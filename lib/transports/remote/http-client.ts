@@ -201,7 +201,7 @@ export class HttpClientStream extends Duplex {
     throw statusError('POST', response, body);
   }
 
-  /** Adds the last event id of `stream` to a POST's headers once 128 more have come since the last one told. */
+  /** Adds the last event id of `stream` to a POST's headers once {@link EVENTS_ACK_EVERY} more have come since the last one told. */
   #acknowledgeEvents(headers: OutgoingHttpHeaders, stream: string): void {
     const last = this.#cursors.get(stream);
     if (last === undefined || last - (this.#acknowledged.get(stream) ?? 0) < EVENTS_ACK_EVERY) return;

@@ -36,10 +36,10 @@ const CURSOR_ACK_EVERY = 128;
  * kept until the server acknowledges them (`stream/ack`, or `stream/resumed` on a resume); on a
  * resume the unacknowledged ones the server did not receive are sent again, in order. Messages
  * received carry a cursor, taken out of them before they go on (see {@link takeCursor}) and
- * acknowledged every 64 (`stream/ack {cursor}`); one at or before the last cursor received is a
- * replay already seen and is dropped. A normal close by the server ends the stream (no reconnection); so does `end()`
- * here. A drop before the server advertised `transport.resumable` destroys the stream with the
- * socket's error, as without reconnection.
+ * acknowledged every {@link CURSOR_ACK_EVERY} (`stream/ack {cursor}`); one at or before the last
+ * cursor received is a replay already seen and is dropped. A normal close by the server ends the
+ * stream (no reconnection); so does `end()` here. A drop before the server advertised
+ * `transport.resumable` destroys the stream with the socket's error, as without reconnection.
  * @internal
  */
 export class ReconnectingWebSocketStream extends Duplex {
