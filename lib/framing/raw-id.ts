@@ -6,16 +6,8 @@
  * @packageDocumentation
  */
 import { isRequestId, type ErrorObject, type JsonValue } from '../jsonrpc/message';
+import { CLOSE_BRACE, COLON, COMMA, OPEN_BRACE, QUOTE, endOfScalar, endOfString, endOfValue, skipSpace } from './json-text';
 import { encodeJson } from './ndjson';
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
 
 /**
  * The raw text of the top-level `"id"` member of a JSON object, or `undefined` when there is none.
@@ -204,54 +196,4 @@ function isIdKey(key: string): boolean {
   } catch {
     return false;
   }
-}
-
-function skipSpace(text: string, i: number): number {
-  for (; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) break;
-  }
-  return i;
-}
-
-/** The index just past the string starting at `i`, or -1. */
-function endOfString(text: string, i: number): number {
-  if (text.charCodeAt(i) !== QUOTE) return -1;
-  for (let j = i + 1; j < text.length; j++) {
-    const c = text.charCodeAt(j);
-    if (c === BACKSLASH) j++;
-    else if (c === QUOTE) return j + 1;
-  }
-  return -1;
-}
-
-/** The index just past the value starting at `i`, or -1. Nested values are skipped iteratively. */
-function endOfValue(text: string, i: number): number {
-  const first = text.charCodeAt(i);
-  if (first === QUOTE) return endOfString(text, i);
-  if (first !== OPEN_BRACE && first !== OPEN_BRACKET) return endOfScalar(text, i);
-  let depth = 0;
-  for (let j = i; j < text.length; j++) {
-    const c = text.charCodeAt(j);
-    if (c === QUOTE) {
-      const end = endOfString(text, j);
-      if (end === -1) return -1;
-      j = end - 1;
-    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-      depth++;
-    } else if ((c === CLOSE_BRACE || c === CLOSE_BRACKET) && --depth === 0) {
-      return j + 1;
-    }
-  }
-  return -1;
-}
-
-/** The end of a number, `true`, `false` or `null` token starting at `i`, or -1 if it is empty. */
-function endOfScalar(text: string, i: number): number {
-  let j = i;
-  for (; j < text.length; j++) {
-    const c = text.charCodeAt(j);
-    if (c === COMMA || c === CLOSE_BRACE || c === CLOSE_BRACKET || c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) break;
-  }
-  return j === i ? -1 : j;
 }

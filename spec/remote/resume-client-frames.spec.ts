@@ -41,11 +41,16 @@ describe('A reconnecting client reads the agent, not the transport', () => {
           : connectHttp(listener.httpUrl, { reconnect: {} });
       const acks: unknown[] = [];
       const updates: unknown[] = [];
+      let onBothUpdates = (): void => {};
+      const bothUpdates = new Promise<void>((resolve) => (onBothUpdates = resolve));
       client.onNotification('stream/ack', (params) => void acks.push(params));
-      client.onNotification('_test/update', (params) => void updates.push(params));
+      client.onNotification('_test/update', (params) => {
+        if (updates.push(params) === 2) onBothUpdates();
+      });
       await client.sendRequest('initialize', { protocolVersion: 2 });
       expect(await client.sendRequest('_test/notify', {})).to.deep.equal({ ok: true });
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // The agent sent the stream/ack notification before the updates, on the same stream.
+      await bothUpdates;
       expect(acks).to.deep.equal([{ received: 99 }]);
       expect(updates).to.deep.equal([
         { n: 1, _meta: { trace: 't' } },

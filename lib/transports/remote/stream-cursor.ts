@@ -6,6 +6,19 @@
  * @packageDocumentation
  */
 
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  COLON,
+  COMMA,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+  endOfString,
+  endOfValue,
+  skipSpace,
+} from '../../framing/json-text';
+
 /** The `_meta` key of a message's cursor on a resumable stream. */
 export const CURSOR_META_KEY = 'acp/cursor';
 /** The first frame of a WebSocket that resumes a connection: `{connectionId, cursor}` (cursor `null`: nothing received yet). */
@@ -20,66 +33,6 @@ export const STREAM_RESUME_FAILED_METHOD = 'stream/resume_failed';
  * last message it received, so the server's replay buffer lets go of it and those before).
  */
 export const STREAM_ACK_METHOD = 'stream/ack';
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COLON = 0x3a;
-const COMMA = 0x2c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-
-function isSpace(c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-}
-
-function skipSpace(text: string, at: number): number {
-  while (at < text.length && isSpace(text.charCodeAt(at))) at++;
-  return at;
-}
-
-/** The index just after the string that starts (with its quote) at `at`. */
-function skipString(text: string, at: number): number {
-  let i = at + 1;
-  for (;;) {
-    const quote = text.indexOf('"', i);
-    if (quote === -1) return text.length;
-    let backslashes = 0;
-    for (let j = quote - 1; text.charCodeAt(j) === BACKSLASH; j--) backslashes++;
-    if (backslashes % 2 === 0) return quote + 1;
-    i = quote + 1;
-  }
-}
-
-/** The index just after the JSON value that starts at `at`. */
-function skipValue(text: string, at: number): number {
-  const first = text.charCodeAt(at);
-  if (first === QUOTE) return skipString(text, at);
-  let i = at;
-  if (first !== OPEN_BRACE && first !== OPEN_BRACKET) {
-    for (; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      if (c === COMMA || c === CLOSE_BRACE || c === CLOSE_BRACKET || isSpace(c)) break;
-    }
-    return i;
-  }
-  let depth = 0;
-  while (i < text.length) {
-    const c = text.charCodeAt(i);
-    if (c === QUOTE) {
-      i = skipString(text, i);
-      continue;
-    }
-    if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
-    else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-      depth--;
-      if (depth === 0) return i + 1;
-    }
-    i++;
-  }
-  return i;
-}
 
 /*
  * The walk over the members of one JSON object's text: where the current member's key and value
@@ -111,7 +64,9 @@ function firstMember(text: string, at: number): boolean {
 function nextMember(): boolean {
   if (isMalformed) return false;
   const text = walkText;
-  const i = skipSpace(text, skipValue(text, valueStart));
+  const end = endOfValue(text, valueStart);
+  if (end === -1) return fail();
+  const i = skipSpace(text, end);
   const c = text.charCodeAt(i);
   if (c === CLOSE_BRACE) return false;
   if (c !== COMMA) return fail();
@@ -287,7 +242,8 @@ function cursorAt(text: string): number {
 export function cursorOf(text: string): string | undefined {
   const at = cursorAt(text);
   if (at === -1) return undefined;
-  const end = skipString(text, at);
+  const end = endOfString(text, at);
+  if (end === -1) return undefined;
   const raw = text.slice(at + 1, end - 1);
   return raw.includes('\\') ? (JSON.parse(text.slice(at, end)) as string) : raw;
 }
@@ -314,8 +270,6 @@ export function cursorNumberOf(text: string): number | undefined {
 }
 
 const SPACE = 0x20;
-/** What {@link stampCursor} writes first into a `params`/`result` object that had no `_meta`, up to the cursor's digits. */
-const STAMP_START = Buffer.from(`"_meta":{"${CURSOR_META_KEY}":"`);
 
 function isSpaceByte(c: number | undefined): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;

@@ -1,0 +1,75 @@
+/**
+ * Reading JSON text without parsing it: where a string, a value or whitespace ends, for code that
+ * finds a member in a message's text (and keeps the rest of its bytes as they are).
+ *
+ * @packageDocumentation
+ * @internal
+ */
+
+/** Character codes of JSON's structural characters. @internal */
+export const QUOTE = 0x22;
+/** @internal */
+export const BACKSLASH = 0x5c;
+/** @internal */
+export const OPEN_BRACE = 0x7b;
+/** @internal */
+export const CLOSE_BRACE = 0x7d;
+/** @internal */
+export const OPEN_BRACKET = 0x5b;
+/** @internal */
+export const CLOSE_BRACKET = 0x5d;
+/** @internal */
+export const COMMA = 0x2c;
+/** @internal */
+export const COLON = 0x3a;
+
+/** The index of the first character at or after `i` that is not JSON whitespace. */
+export function skipSpace(text: string, i: number): number {
+  for (; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d) break;
+  }
+  return i;
+}
+
+/** The index just past the string starting at `i`, or -1. */
+export function endOfString(text: string, i: number): number {
+  if (text.charCodeAt(i) !== QUOTE) return -1;
+  for (let j = i + 1; j < text.length; j++) {
+    const c = text.charCodeAt(j);
+    if (c === BACKSLASH) j++;
+    else if (c === QUOTE) return j + 1;
+  }
+  return -1;
+}
+
+/** The index just past the value starting at `i`, or -1. Nested values are skipped iteratively. */
+export function endOfValue(text: string, i: number): number {
+  const first = text.charCodeAt(i);
+  if (first === QUOTE) return endOfString(text, i);
+  if (first !== OPEN_BRACE && first !== OPEN_BRACKET) return endOfScalar(text, i);
+  let depth = 0;
+  for (let j = i; j < text.length; j++) {
+    const c = text.charCodeAt(j);
+    if (c === QUOTE) {
+      const end = endOfString(text, j);
+      if (end === -1) return -1;
+      j = end - 1;
+    } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
+      depth++;
+    } else if ((c === CLOSE_BRACE || c === CLOSE_BRACKET) && --depth === 0) {
+      return j + 1;
+    }
+  }
+  return -1;
+}
+
+/** The end of a number, `true`, `false` or `null` token starting at `i`, or -1 if it is empty. */
+export function endOfScalar(text: string, i: number): number {
+  let j = i;
+  for (; j < text.length; j++) {
+    const c = text.charCodeAt(j);
+    if (c === COMMA || c === CLOSE_BRACE || c === CLOSE_BRACKET || c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) break;
+  }
+  return j === i ? -1 : j;
+}
