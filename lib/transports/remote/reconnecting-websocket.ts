@@ -6,8 +6,7 @@
  *
  * @packageDocumentation
  */
-import { Duplex } from 'node:stream';
-import { MESSAGE_PORT, type MessagePort } from '../../framing/message-port';
+import { MESSAGE_PORT } from '../../framing/message-port';
 import { ResumeFailedError, ServerGoingAwayError, WebSocketCloseCode } from './errors';
 import { destroyAfterRead } from './going-away';
 import { backoffDelay, resumableOf, type ReconnectSettings } from './resume-options';
@@ -23,8 +22,8 @@ import {
   takeCursor,
   takeCursorFromText,
 } from './stream-cursor';
-import { pushFrame, type WebSocketStream } from './websocket-stream';
-import { isBlank, sendFrames } from './resumable-websocket';
+import { isBlank, sendFrames, SocketHoppingStream } from './socket-hopping-stream';
+import type { WebSocketStream } from './websocket-stream';
 
 /** The client acknowledges the server's messages after this many (so its replay buffer lets them go). */
 const CURSOR_ACK_EVERY = 128;
@@ -42,13 +41,12 @@ const CURSOR_ACK_EVERY = 128;
  * `transport.resumable` destroys the stream with the socket's error, as without reconnection.
  * @internal
  */
-export class ReconnectingWebSocketStream extends Duplex {
+export class ReconnectingWebSocketStream extends SocketHoppingStream {
   readonly #connectionId: string | undefined;
   readonly #settings: ReconnectSettings;
   readonly #open: (signal: AbortSignal) => Promise<WebSocketStream>;
   /** Aborts an attempt under way when the stream closes or ends. */
   readonly #aborter = new AbortController();
-  #socket: WebSocketStream | undefined;
   /**
    * Sent messages the server has not acknowledged; `#sentBase` messages were sent before the first
    * (acknowledged, or sent before the server advertised resumption, which are not kept).
@@ -62,12 +60,6 @@ export class ReconnectingWebSocketStream extends Duplex {
   #isResumable = false;
   #isEnding = false;
   #timer: NodeJS.Timeout | undefined;
-  #partial = '';
-  #heldWrite: (() => void) | undefined;
-  /** Where frames go instead of being pushed as lines (the connection that owns this stream). */
-  #onFrameOut: ((frame: Buffer) => void) | undefined;
-  /** The message-level side door for the connection that owns this stream. */
-  readonly [MESSAGE_PORT]: MessagePort;
 
   constructor(
     first: WebSocketStream,
@@ -75,37 +67,24 @@ export class ReconnectingWebSocketStream extends Duplex {
     settings: ReconnectSettings,
     open: (signal: AbortSignal) => Promise<WebSocketStream>,
   ) {
-    super({ decodeStrings: false, allowHalfOpen: true });
+    super();
     this.#connectionId = connectionId;
     this.#settings = settings;
     this.#open = open;
-    const stream = this;
-    this[MESSAGE_PORT] = {
-      receiveFrames: (onFrame) => {
-        if (onFrame && (this.readableLength > 0 || this.listenerCount('data') > 0)) return false;
-        this.#onFrameOut = onFrame;
-        return true;
-      },
-      canSendMessages: () => this.writableLength === 0 && this.#partial === '' && !this.writableEnded,
-      sendMessages: (texts, onDrain) => this.#send(texts, onDrain),
-      get bufferedAmount() {
-        return stream.#socket?.bufferedAmount ?? 0;
-      },
-    };
     this.#attach(first);
   }
 
   #attach(socket: WebSocketStream): void {
-    this.#socket = socket;
+    this.socket = socket;
     socket[MESSAGE_PORT].receiveFrames((frame) => this.#onFrame(frame));
     let isNormal = false;
     let error: Error | undefined;
     socket.once('end', () => (isNormal = true));
     socket.on('error', (cause: Error) => (error = cause));
     socket.once('close', () => {
-      if (this.#socket !== socket) return;
-      this.#socket = undefined;
-      this.#releaseWrite();
+      if (this.socket !== socket) return;
+      this.socket = undefined;
+      this.releaseWrite();
       if (this.#isEnding) return this.#end();
       if (isNormal) return this.#endNormally(socket);
       const dropped = error ?? new Error('the WebSocket closed');
@@ -127,8 +106,7 @@ export class ReconnectingWebSocketStream extends Duplex {
       this.#lastCursor = cursor;
       if (++this.#sinceCursorAck >= CURSOR_ACK_EVERY) this.#acknowledgeCursor(cursor);
     }
-    if (this.#onFrameOut) this.#onFrameOut(frame);
-    else if (!pushFrame(this, frame)) this.#socket?.pause();
+    this.deliver(frame);
   }
 
   /** Takes a frame that starts as a control message; true when it was the server's (which carry no cursor). */
@@ -143,7 +121,7 @@ export class ReconnectingWebSocketStream extends Duplex {
   /** Tells the server the last cursor received, so that its replay buffer lets go of what came before. */
   #acknowledgeCursor(cursor: number): void {
     this.#sinceCursorAck = 0;
-    if (this.#isResumable && this.#socket) sendFrames(this.#socket, [controlMessage(STREAM_ACK_METHOD, { cursor: String(cursor) })]);
+    if (this.#isResumable && this.socket) sendFrames(this.socket, [controlMessage(STREAM_ACK_METHOD, { cursor: String(cursor) })]);
   }
 
   #acknowledge(received: unknown): void {
@@ -222,50 +200,21 @@ export class ReconnectingWebSocketStream extends Duplex {
     this.push(null);
   }
 
-  override _read(): void {
-    if (this.#socket?.isPaused()) this.#socket.resume();
-  }
-
-  override _write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    const lines = (this.#partial + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'))).split('\n');
-    this.#partial = lines.pop()!;
-    this.#heldWrite = callback;
-    if (this.#send(lines, () => this.#releaseWrite())) this.#releaseWrite();
-  }
-
-  /** While frames go to a message port, pausing the stream pauses the socket. */
-  override pause(): this {
-    if (this.#onFrameOut) this.#socket?.pause();
-    return super.pause();
-  }
-
-  /** While frames go to a message port, resuming the stream resumes the socket. */
-  override resume(): this {
-    if (this.#onFrameOut && this.#socket?.isPaused()) this.#socket.resume();
-    return super.resume();
-  }
-
   /** Keeps (once resumable) and sends messages; returns false when the socket is full (`onDrain` follows). */
-  #send(lines: readonly string[], onDrain: () => void): boolean {
+  protected override sendLines(lines: readonly string[], onDrain: () => void): boolean {
     const texts: string[] = [];
     for (const line of lines) if (!isBlank(line)) texts.push(line);
     // Kept for a resend only once the server is known to resume (before, a drop ends the connection).
     if (this.#isResumable) for (const text of texts) this.#unacked.push(text);
     else this.#sentBase += texts.length;
-    const socket = this.#socket;
+    const socket = this.socket;
     return !socket || texts.length === 0 || sendFrames(socket, texts, onDrain);
-  }
-
-  #releaseWrite(): void {
-    const callback = this.#heldWrite;
-    this.#heldWrite = undefined;
-    callback?.();
   }
 
   override _final(callback: (error?: Error | null) => void): void {
     this.#isEnding = true;
     this.#aborter.abort();
-    const socket = this.#socket;
+    const socket = this.socket;
     if (socket) socket.end();
     else this.#end();
     callback();
@@ -274,9 +223,9 @@ export class ReconnectingWebSocketStream extends Duplex {
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     clearTimeout(this.#timer);
     this.#aborter.abort();
-    this.#releaseWrite();
-    const socket = this.#socket;
-    this.#socket = undefined;
+    this.releaseWrite();
+    const socket = this.socket;
+    this.socket = undefined;
     if (socket && !socket.destroyed) {
       if (error) socket.destroy();
       else socket.end();

@@ -7,8 +7,7 @@
  *
  * @packageDocumentation
  */
-import { Duplex } from 'node:stream';
-import { MESSAGE_PORT, type MessagePort } from '../../framing/message-port';
+import { MESSAGE_PORT } from '../../framing/message-port';
 import { idKey, isRequest, isResponse, parseRouted } from './http-protocol';
 import { ReplayBuffer } from './replay-buffer';
 import { advertiseResumable, type ResumeSettings } from './resume-options';
@@ -22,23 +21,8 @@ import {
   isControlCandidate,
   stampCursor,
 } from './stream-cursor';
-import { pushFrame, type WebSocketStream } from './websocket-stream';
-
-/**
- * Sends `texts` on `socket`, one frame each, in order after everything sent before; returns false
- * when the socket is full (then `onDrain` is called once it has taken them).
- *
- * @internal
- */
-export function sendFrames(socket: WebSocketStream, texts: readonly string[], onDrain: () => void = ignore): boolean {
-  const port = socket[MESSAGE_PORT];
-  if (port.canSendMessages()) return port.sendMessages(texts, onDrain);
-  // Lines written before (never by these streams, which send only frames) go first.
-  let isFlowing = true;
-  for (const text of texts) isFlowing = socket.write(`${text}\n`) && isFlowing;
-  if (!isFlowing) socket.once('drain', onDrain);
-  return isFlowing;
-}
+import { isBlank, sendFrames, SocketHoppingStream } from './socket-hopping-stream';
+import type { WebSocketStream } from './websocket-stream';
 
 /** The server acknowledges the client's messages after this many (so the client can forget them). */
 const ACK_EVERY = 128;
@@ -53,11 +37,10 @@ const ACK_EVERY = 128;
  * skip them).
  * @internal
  */
-export class ResumableServerStream extends Duplex {
+export class ResumableServerStream extends SocketHoppingStream {
   readonly connectionId: string;
   readonly #settings: ResumeSettings;
   readonly #buffer: ReplayBuffer;
-  #socket: WebSocketStream | undefined;
   #received = 0;
   #sinceAck = 0;
   #grace: NodeJS.Timeout | undefined;
@@ -66,31 +49,12 @@ export class ResumableServerStream extends Duplex {
   #isClosing = false;
   /** Its socket (and the next one, when it comes back to collect the rest) closes 1001. */
   #isGoingAway = false;
-  #partial = '';
-  #heldWrite: (() => void) | undefined;
-  /** Where frames go instead of being pushed as lines (a connection that owns this stream). */
-  #onFrameOut: ((frame: Buffer) => void) | undefined;
-  /** The message-level side door for the connection that owns this stream. */
-  readonly [MESSAGE_PORT]: MessagePort;
 
   constructor(connectionId: string, settings: ResumeSettings) {
-    super({ decodeStrings: false, allowHalfOpen: true });
+    super();
     this.connectionId = connectionId;
     this.#settings = settings;
     this.#buffer = new ReplayBuffer({ maxMessages: settings.bufferMessages, maxAgeMs: settings.bufferMs });
-    const stream = this;
-    this[MESSAGE_PORT] = {
-      receiveFrames: (onFrame) => {
-        if (onFrame && (this.readableLength > 0 || this.listenerCount('data') > 0)) return false;
-        this.#onFrameOut = onFrame;
-        return true;
-      },
-      canSendMessages: () => this.writableLength === 0 && this.#partial === '' && !this.writableEnded,
-      sendMessages: (texts, onDrain) => this.#send(texts, onDrain),
-      get bufferedAmount() {
-        return stream.#socket?.bufferedAmount ?? 0;
-      },
-    };
   }
 
   /** Runs the connection over its first socket. */
@@ -117,8 +81,8 @@ export class ResumableServerStream extends Duplex {
     if (this.destroyed || this.readableEnded || (this.#isClosing && !this.isAwaitingResume)) return 'the connection has ended';
     const missed = this.#buffer.since(cursor);
     if (missed === undefined) return `cursor ${String(cursor)} is no longer held (or was never sent)`;
-    const previous = this.#socket;
-    this.#socket = undefined;
+    const previous = this.socket;
+    this.socket = undefined;
     previous?.destroy();
     clearTimeout(this.#grace);
     this.#grace = undefined;
@@ -134,13 +98,13 @@ export class ResumableServerStream extends Duplex {
    * it, should end it rather than destroy it, so that its client can still collect what it missed.
    */
   get isAwaitingResume(): boolean {
-    return this.#socket === undefined && this.#grace !== undefined;
+    return this.socket === undefined && this.#grace !== undefined;
   }
 
   /** Makes the end of the writable side close the socket with 1001 (going away), as {@link ResumableServerStream.closeGoingAway} does. */
   markGoingAway(): void {
     this.#isGoingAway = true;
-    this.#socket?.markGoingAway();
+    this.socket?.markGoingAway();
   }
 
   /**
@@ -151,22 +115,22 @@ export class ResumableServerStream extends Duplex {
   closeGoingAway(): void {
     this.#isClosing = true;
     this.#isGoingAway = true;
-    const socket = this.#socket;
+    const socket = this.socket;
     if (socket) socket.closeGoingAway();
     else if (!this.isAwaitingResume) this.#end();
   }
 
   #attach(socket: WebSocketStream): void {
-    this.#socket = socket;
+    this.socket = socket;
     if (this.#isGoingAway) socket.markGoingAway();
     socket[MESSAGE_PORT].receiveFrames((frame) => this.#onFrame(frame));
     let isNormal = false;
     socket.once('end', () => (isNormal = true));
     socket.on('error', ignore);
     socket.once('close', () => {
-      if (this.#socket !== socket) return;
-      this.#socket = undefined;
-      this.#releaseWrite();
+      if (this.socket !== socket) return;
+      this.socket = undefined;
+      this.releaseWrite();
       if (isNormal || this.#isClosing) return this.#end();
       this.#grace = setTimeout(() => this.#end(), this.#settings.graceMs);
     });
@@ -179,11 +143,10 @@ export class ResumableServerStream extends Duplex {
     if (isControlCandidate(frame) && this.#onControl(frame)) return;
     this.#received++;
     if (this.#initializeKey === undefined && !this.#isAdvertised) this.#watchInitialize(frame);
-    if (this.#onFrameOut) this.#onFrameOut(frame);
-    else if (!pushFrame(this, frame)) this.#socket?.pause();
+    this.deliver(frame);
     if (++this.#sinceAck >= ACK_EVERY) {
       this.#sinceAck = 0;
-      if (this.#socket) sendFrames(this.#socket, [controlMessage(STREAM_ACK_METHOD, { received: this.#received })]);
+      if (this.socket) sendFrames(this.socket, [controlMessage(STREAM_ACK_METHOD, { received: this.#received })]);
     }
   }
 
@@ -213,24 +176,8 @@ export class ResumableServerStream extends Duplex {
     this.push(null);
   }
 
-  override _read(): void {
-    if (this.#socket?.isPaused()) this.#socket.resume();
-  }
-
-  /** While frames go to a message port, pausing the stream pauses the socket. */
-  override pause(): this {
-    if (this.#onFrameOut) this.#socket?.pause();
-    return super.pause();
-  }
-
-  /** While frames go to a message port, resuming the stream resumes the socket. */
-  override resume(): this {
-    if (this.#onFrameOut && this.#socket?.isPaused()) this.#socket.resume();
-    return super.resume();
-  }
-
   /** Stamps, holds and sends agent messages; returns false when the socket is full (`onDrain` follows). */
-  #send(lines: readonly string[], onDrain: () => void): boolean {
+  protected override sendLines(lines: readonly string[], onDrain: () => void): boolean {
     const texts: string[] = [];
     for (const line of lines) {
       if (isBlank(line)) continue;
@@ -238,15 +185,8 @@ export class ResumableServerStream extends Duplex {
       this.#buffer.append(text);
       texts.push(text);
     }
-    const socket = this.#socket;
+    const socket = this.socket;
     return !socket || texts.length === 0 || sendFrames(socket, texts, onDrain);
-  }
-
-  override _write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
-    const lines = (this.#partial + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'))).split('\n');
-    this.#partial = lines.pop()!;
-    this.#heldWrite = callback;
-    if (this.#send(lines, () => this.#releaseWrite())) this.#releaseWrite();
   }
 
   /** The `initialize` answer gains the `transport.resumable` capability. */
@@ -258,15 +198,9 @@ export class ResumableServerStream extends Duplex {
     return advertiseResumable(line, this.#settings);
   }
 
-  #releaseWrite(): void {
-    const callback = this.#heldWrite;
-    this.#heldWrite = undefined;
-    callback?.();
-  }
-
   override _final(callback: (error?: Error | null) => void): void {
     this.#isClosing = true;
-    const socket = this.#socket;
+    const socket = this.socket;
     if (socket) socket.end();
     // A client away may still resume within the grace period for what it missed (see closeGoingAway).
     else if (!this.isAwaitingResume) this.#end();
@@ -276,9 +210,9 @@ export class ResumableServerStream extends Duplex {
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     clearTimeout(this.#grace);
     this.#grace = undefined;
-    this.#releaseWrite();
-    const socket = this.#socket;
-    this.#socket = undefined;
+    this.releaseWrite();
+    const socket = this.socket;
+    this.socket = undefined;
     if (socket && !socket.destroyed) {
       if (error) socket.destroy();
       else socket.end();
@@ -366,8 +300,3 @@ function refuseResume(socket: WebSocketStream, reason: string): void {
 }
 
 function ignore(): void {}
-
-/** Whether a line is empty or only whitespace (the connection's own never are). @internal */
-export function isBlank(line: string): boolean {
-  return line === '' || (line.charCodeAt(0) <= 0x20 && line.trim() === '');
-}

@@ -1,0 +1,112 @@
+/**
+ * What both ends of a resumable WebSocket connection are: one byte stream of NDJSON lines (or,
+ * to the connection that owns it, a message port) over whichever socket carries the connection
+ * now.
+ *
+ * @packageDocumentation
+ */
+import { Duplex } from 'node:stream';
+import { MESSAGE_PORT, type MessagePort } from '../../framing/message-port';
+import { pushFrame, type WebSocketStream } from './websocket-stream';
+
+/**
+ * Sends `texts` on `socket`, one frame each, in order after everything sent before; returns false
+ * when the socket is full (then `onDrain` is called once it has taken them).
+ *
+ * @internal
+ */
+export function sendFrames(socket: WebSocketStream, texts: readonly string[], onDrain: () => void = ignore): boolean {
+  const port = socket[MESSAGE_PORT];
+  if (port.canSendMessages()) return port.sendMessages(texts, onDrain);
+  // Lines written before (never by these streams, which send only frames) go first.
+  let isFlowing = true;
+  for (const text of texts) isFlowing = socket.write(`${text}\n`) && isFlowing;
+  if (!isFlowing) socket.once('drain', onDrain);
+  return isFlowing;
+}
+
+/** Whether a line is empty or only whitespace (the connection's own never are). @internal */
+export function isBlank(line: string): boolean {
+  return line === '' || (line.charCodeAt(0) <= 0x20 && line.trim() === '');
+}
+
+/**
+ * A byte stream of NDJSON lines over the socket a subclass attaches ({@link SocketHoppingStream.socket},
+ * which may change or be missing for a while): lines written go out as frames through
+ * {@link SocketHoppingStream.sendLines}, frames received come in through
+ * {@link SocketHoppingStream.deliver}. A connection that owns the stream takes both sides as
+ * messages instead, through its {@link MessagePort}.
+ *
+ * @remarks A write whose frames the socket cannot take now (full, or none attached) is held until
+ * {@link SocketHoppingStream.releaseWrite}. While frames go to a message port, pausing or
+ * resuming the stream pauses or resumes the socket.
+ * @internal
+ */
+export abstract class SocketHoppingStream extends Duplex {
+  /** The socket the connection runs over now; `undefined` between two. */
+  protected socket: WebSocketStream | undefined;
+  #partial = '';
+  #heldWrite: (() => void) | undefined;
+  /** Where frames go instead of being pushed as lines (a connection that owns this stream). */
+  #onFrameOut: ((frame: Buffer) => void) | undefined;
+  /** The message-level side door for the connection that owns this stream. */
+  readonly [MESSAGE_PORT]: MessagePort;
+
+  constructor() {
+    super({ decodeStrings: false, allowHalfOpen: true });
+    const stream = this;
+    this[MESSAGE_PORT] = {
+      receiveFrames: (onFrame) => {
+        if (onFrame && (this.readableLength > 0 || this.listenerCount('data') > 0)) return false;
+        this.#onFrameOut = onFrame;
+        return true;
+      },
+      canSendMessages: () => this.writableLength === 0 && this.#partial === '' && !this.writableEnded,
+      sendMessages: (texts, onDrain) => this.sendLines(texts, onDrain),
+      get bufferedAmount() {
+        return stream.socket?.bufferedAmount ?? 0;
+      },
+    };
+  }
+
+  /** Sends messages (lines without their newline); returns false when the socket is full (`onDrain` follows). */
+  protected abstract sendLines(lines: readonly string[], onDrain: () => void): boolean;
+
+  /** Hands a frame received to the connection that owns this stream, or pushes it as a line. */
+  protected deliver(frame: Buffer): void {
+    if (this.#onFrameOut) this.#onFrameOut(frame);
+    else if (!pushFrame(this, frame)) this.socket?.pause();
+  }
+
+  /** Lets the write held while the socket was full or missing complete. */
+  protected releaseWrite(): void {
+    const callback = this.#heldWrite;
+    this.#heldWrite = undefined;
+    callback?.();
+  }
+
+  override _read(): void {
+    if (this.socket?.isPaused()) this.socket.resume();
+  }
+
+  override _write(chunk: string | Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    const lines = (this.#partial + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'))).split('\n');
+    this.#partial = lines.pop()!;
+    this.#heldWrite = callback;
+    if (this.sendLines(lines, () => this.releaseWrite())) this.releaseWrite();
+  }
+
+  /** While frames go to a message port, pausing the stream pauses the socket. */
+  override pause(): this {
+    if (this.#onFrameOut) this.socket?.pause();
+    return super.pause();
+  }
+
+  /** While frames go to a message port, resuming the stream resumes the socket. */
+  override resume(): this {
+    if (this.#onFrameOut && this.socket?.isPaused()) this.socket.resume();
+    return super.resume();
+  }
+}
+
+function ignore(): void {}
