@@ -72,6 +72,21 @@ async function untilChildren(pid: number, count: number): Promise<number[]> {
   throw new Error(`process ${pid} has children ${JSON.stringify(childrenOf(pid))}, expected ${count}`);
 }
 
+/**
+ * Waits until a serve's health probe answers `ready` (200): its client slots are free again. The
+ * agent process is reaped before the server has let go of the connection that held it.
+ */
+async function untilReady(httpUrl: string): Promise<void> {
+  const health = new URL('/healthz', httpUrl);
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const response = await fetch(health);
+    await response.arrayBuffer();
+    if (response.status === 200) return;
+    await delay(25);
+  }
+  throw new Error(`${health.href} never answered 200`);
+}
+
 describe('acp-wire serve and remote chains (real processes)', () => {
   useBuild();
 
@@ -155,6 +170,7 @@ describe('acp-wire serve and remote chains (real processes)', () => {
       );
       await untilChildren(serve.child.pid!, 0);
       expect(isRunning(agent!)).to.equal(false);
+      await untilReady(httpUrl);
       const next = await initialize();
       expect(next.status).to.equal(200);
       expect(await next.json()).to.have.nested.property('result.info.name', 'acp-wire-conformance-agent');
