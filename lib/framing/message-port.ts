@@ -31,11 +31,12 @@ export interface MessagePort {
    */
   canSendMessages(): boolean;
   /**
-   * Sends each text as one frame, in order, after everything sent before. Returns `false` when
-   * the transport holds more than its high-water mark once they are queued: `onDrain` is then
+   * Sends each text as one frame, in order, after everything sent before. The array is handed
+   * over: the port may keep or change it, so the caller must not use it again. Returns `false`
+   * when the transport holds more than its high-water mark once they are queued: `onDrain` is then
    * called once it has taken them (or closed). Texts given once the transport closed are dropped.
    */
-  sendMessages(texts: readonly string[], onDrain: () => void): boolean;
+  sendMessages(texts: string[], onDrain: () => void): boolean;
   /** Bytes the transport holds unsent. */
   readonly bufferedAmount: number;
 }

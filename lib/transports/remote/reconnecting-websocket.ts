@@ -22,7 +22,7 @@ import {
   takeCursor,
   takeCursorFromText,
 } from './stream-cursor';
-import { isBlank, sendFrames, SocketHoppingStream } from './socket-hopping-stream';
+import { sendFrames, SocketHoppingStream } from './socket-hopping-stream';
 import type { WebSocketStream } from './websocket-stream';
 
 /** The client acknowledges the server's messages after this many (so its replay buffer lets them go). */
@@ -173,7 +173,7 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
           this.#acknowledge(received);
           const resent = this.#unacked.length;
           this.#attach(socket);
-          if (resent > 0) sendFrames(socket, this.#unacked);
+          if (resent > 0) sendFrames(socket, this.#unacked.slice());
           return resolve(resent);
         }
         socket.destroy();
@@ -201,14 +201,12 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
   }
 
   /** Keeps (once resumable) and sends messages; returns false when the socket is full (`onDrain` follows). */
-  protected override sendLines(lines: readonly string[], onDrain: () => void): boolean {
-    const texts: string[] = [];
-    for (const line of lines) if (!isBlank(line)) texts.push(line);
+  protected override sendLines(lines: string[], onDrain: () => void): boolean {
     // Kept for a resend only once the server is known to resume (before, a drop ends the connection).
-    if (this.#isResumable) for (const text of texts) this.#unacked.push(text);
-    else this.#sentBase += texts.length;
+    if (this.#isResumable) for (let i = 0; i < lines.length; i++) this.#unacked.push(lines[i]!);
+    else this.#sentBase += lines.length;
     const socket = this.socket;
-    return !socket || texts.length === 0 || sendFrames(socket, texts, onDrain);
+    return !socket || lines.length === 0 || sendFrames(socket, lines, onDrain);
   }
 
   override _final(callback: (error?: Error | null) => void): void {

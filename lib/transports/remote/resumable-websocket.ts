@@ -21,7 +21,7 @@ import {
   isControlCandidate,
   stampCursor,
 } from './stream-cursor';
-import { isBlank, sendFrames, SocketHoppingStream } from './socket-hopping-stream';
+import { sendFrames, SocketHoppingStream } from './socket-hopping-stream';
 import type { WebSocketStream } from './websocket-stream';
 
 /** The server acknowledges the client's messages after this many (so the client can forget them). */
@@ -177,16 +177,16 @@ export class ResumableServerStream extends SocketHoppingStream {
   }
 
   /** Stamps, holds and sends agent messages; returns false when the socket is full (`onDrain` follows). */
-  protected override sendLines(lines: readonly string[], onDrain: () => void): boolean {
-    const texts: string[] = [];
-    for (const line of lines) {
-      if (isBlank(line)) continue;
-      const text = stampCursor(this.#advertise(line), this.#buffer.nextCursor);
-      this.#buffer.append(text);
-      texts.push(text);
+  protected override sendLines(lines: string[], onDrain: () => void): boolean {
+    const buffer = this.#buffer;
+    // Stamped in place: the array is this stream's now.
+    for (let i = 0; i < lines.length; i++) {
+      const text = stampCursor(this.#advertise(lines[i]!), buffer.nextCursor);
+      buffer.append(text);
+      lines[i] = text;
     }
     const socket = this.socket;
-    return !socket || texts.length === 0 || sendFrames(socket, texts, onDrain);
+    return !socket || lines.length === 0 || sendFrames(socket, lines, onDrain);
   }
 
   /** The `initialize` answer gains the `transport.resumable` capability. */

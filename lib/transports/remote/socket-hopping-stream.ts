@@ -10,12 +10,13 @@ import { MESSAGE_PORT, type MessagePort } from '../../framing/message-port';
 import { pushFrame, type WebSocketStream } from './websocket-stream';
 
 /**
- * Sends `texts` on `socket`, one frame each, in order after everything sent before; returns false
- * when the socket is full (then `onDrain` is called once it has taken them).
+ * Sends `texts` on `socket`, one frame each, in order after everything sent before, handing the
+ * array over (see {@link MessagePort.sendMessages}); returns false when the socket is full (then
+ * `onDrain` is called once it has taken them).
  *
  * @internal
  */
-export function sendFrames(socket: WebSocketStream, texts: readonly string[], onDrain: () => void = ignore): boolean {
+export function sendFrames(socket: WebSocketStream, texts: string[], onDrain: () => void = ignore): boolean {
   const port = socket[MESSAGE_PORT];
   if (port.canSendMessages()) return port.sendMessages(texts, onDrain);
   // Lines written before (never by these streams, which send only frames) go first.
@@ -25,9 +26,9 @@ export function sendFrames(socket: WebSocketStream, texts: readonly string[], on
   return isFlowing;
 }
 
-/** Whether a line is empty or only whitespace (the connection's own never are). @internal */
-export function isBlank(line: string): boolean {
-  return line === '' || (line.charCodeAt(0) <= 0x20 && line.trim() === '');
+/** Whether a line holds more than whitespace (the connection's own always do). */
+function isNotBlank(line: string): boolean {
+  return line !== '' && (line.charCodeAt(0) > 0x20 || line.trim() !== '');
 }
 
 /**
@@ -69,8 +70,11 @@ export abstract class SocketHoppingStream extends Duplex {
     };
   }
 
-  /** Sends messages (lines without their newline); returns false when the socket is full (`onDrain` follows). */
-  protected abstract sendLines(lines: readonly string[], onDrain: () => void): boolean;
+  /**
+   * Sends messages (lines without their newline, none blank), taking over the array (it may
+   * change it); returns false when the socket is full (`onDrain` follows).
+   */
+  protected abstract sendLines(lines: string[], onDrain: () => void): boolean;
 
   /** Hands a frame received to the connection that owns this stream, or pushes it as a line. */
   protected deliver(frame: Buffer): void {
@@ -93,7 +97,7 @@ export abstract class SocketHoppingStream extends Duplex {
     const lines = (this.#partial + (typeof chunk === 'string' ? chunk : chunk.toString('utf8'))).split('\n');
     this.#partial = lines.pop()!;
     this.#heldWrite = callback;
-    if (this.sendLines(lines, () => this.releaseWrite())) this.releaseWrite();
+    if (this.sendLines(lines.filter(isNotBlank), () => this.releaseWrite())) this.releaseWrite();
   }
 
   /** While frames go to a message port, pausing the stream pauses the socket. */

@@ -171,13 +171,16 @@ function holderOf(text: string, at: number): number {
 }
 
 /**
- * Inserts the cursor entry first into a `params`/`result` object at `holder` that holds no `_meta`.
+ * Inserts the cursor's `_meta` first into the `params`/`result` object whose `{` is at `holder`.
  *
- * @remarks A concatenation: V8 flattens it once, when the socket first writes it.
+ * @remarks One concatenation: V8 flattens it once, when the socket first writes it.
  */
-function insertMeta(text: string, holder: number, entry: string): string {
-  const isEmpty = text.charCodeAt(skipSpace(text, holder + 1)) === CLOSE_BRACE;
-  return text.slice(0, holder + 1) + (isEmpty ? `"_meta":{${entry}}` : `"_meta":{${entry}},`) + text.slice(holder + 1);
+function insertMeta(text: string, holder: number, cursor: string | number): string {
+  const meta =
+    text.charCodeAt(skipSpace(text, holder + 1)) === CLOSE_BRACE
+      ? `"_meta":{"${CURSOR_META_KEY}":"${cursor}"}`
+      : `"_meta":{"${CURSOR_META_KEY}":"${cursor}"},`;
+  return text.slice(0, holder + 1) + meta + text.slice(holder + 1);
 }
 
 /**
@@ -186,8 +189,8 @@ function insertMeta(text: string, holder: number, entry: string): string {
  * a `_meta` member of the message itself (an error answer, a non-object result). Any `_meta`
  * already there keeps its other members. Text that is not a JSON object is returned unchanged.
  *
- * @remarks The common shape (scalar members, then `params`/`result` without a `_meta`) costs a
- * walk over the few members before that object and two native searches of the rest; any other
+ * @remarks The common shape (scalar members, then `params`/`result` without a `_meta`) costs one
+ * regular expression over the few members before that object and two native searches of the rest; any other
  * shape takes one pass over the members before `params`/`result` and over that object's members
  * (the values of neither are scanned), or over the message's own members when it has neither.
  * @param cursor - a decimal integer
@@ -195,9 +198,9 @@ function insertMeta(text: string, holder: number, entry: string): string {
  */
 export function stampCursor(line: string, cursor: string | number): string {
   const at = skipSpace(line, 0);
-  const entry = `"${CURSOR_META_KEY}":"${cursor}"`;
   const holder = holderOf(line, at);
-  if (holder !== NO_HOLDER && !mayHoldMeta(line, holder)) return insertMeta(line, holder, entry);
+  if (holder !== NO_HOLDER && !mayHoldMeta(line, holder)) return insertMeta(line, holder, cursor);
+  const entry = `"${CURSOR_META_KEY}":"${cursor}"`;
   let topMeta = -1;
   for (let more = firstMember(line, at); more; more = nextMember()) {
     if (!isObjectValue()) continue;
@@ -275,11 +278,41 @@ function isSpaceByte(c: number | undefined): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
+/** `"params"` and `"result"`, the keys of a message's holder, as bytes. */
+const PARAMS_KEY = Buffer.from('"params"');
+const RESULT_KEY = Buffer.from('"result"');
+
+/**
+ * Where the `{` of the top-level `params`/`result` object of a frame starts when the frame is
+ * written without spaces and nothing before that object holds a backslash, a `{` or a `[` (the
+ * shape `JSON.stringify` gives nearly every message); -1 for any other frame.
+ *
+ * @remarks Sound for any valid JSON frame: with no backslash before it, every quote before the
+ * first `{` after the message's own is a string's start or end, so a `"params":{` or `"result":{`
+ * there is a member of the message itself (a string holds no unescaped quote, and no other object
+ * or array is open). Reads each byte before the holder once, and decodes nothing.
+ */
+function plainHolderOf(frame: Buffer): number {
+  if (frame[0] !== OPEN_BRACE) return -1;
+  const end = frame.length;
+  let i = 1;
+  for (; i < end; i++) {
+    const c = frame[i]!;
+    if (c === OPEN_BRACE) break;
+    if (c === OPEN_BRACKET || c === BACKSLASH) return -1;
+  }
+  if (i === end || i < 10 || frame[i - 1] !== COLON) return -1;
+  const key = i - 9;
+  return bytesAt(frame, key, frame[key + 1] === 0x70 /* p */ ? PARAMS_KEY : RESULT_KEY) ? i : -1;
+}
+
 /**
  * Where the `{` of the top-level `params` or `result` object of a frame starts, when every
  * member before it is a scalar with a plain key; -1 otherwise. {@link holderOf}, over bytes.
  */
 function frameHolderOf(frame: Buffer): number {
+  const plain = plainHolderOf(frame);
+  if (plain !== -1) return plain;
   const end = frame.length;
   let i = 0;
   while (isSpaceByte(frame[i])) i++;
@@ -419,8 +452,8 @@ const CONTROL_PREFIX = Buffer.from('{"jsonrpc":"2.0","method":"stream/');
 
 /**
  * Whether a frame may be a control message of a resumable WebSocket: it starts as
- * {@link controlMessage} writes one. Compares at most 34 bytes and stops at the first that
- * differs (byte 17 for an answer or a request, 28 for most notifications), so that the frames of a
+ * {@link controlMessage} writes one. Looks at bytes 18 and 28 first (where an answer or a request, and
+ * most notifications, differ from one), then compares at most 34 bytes, so that the frames of a
  * live stream are told from control messages without being decoded. A frame that passes is
  * decoded and checked by {@link controlOf}; a peer's own `stream/…` message then still differs by
  * its cursor (server to client) or is the transport's (client to server: reserved).
@@ -429,7 +462,8 @@ const CONTROL_PREFIX = Buffer.from('{"jsonrpc":"2.0","method":"stream/');
  */
 export function isControlCandidate(frame: Buffer): boolean {
   const length = CONTROL_PREFIX.length;
-  if (frame.length < length) return false;
+  // The bytes where answers (18: `i` of `"id"`) and most notifications (28: `e` of `"session/`) first differ.
+  if (frame.length < length || frame[18] !== CONTROL_PREFIX[18] || frame[28] !== CONTROL_PREFIX[28]) return false;
   for (let i = 0; i < length; i++) if (frame[i] !== CONTROL_PREFIX[i]) return false;
   return true;
 }
