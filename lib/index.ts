@@ -152,6 +152,7 @@ export {
   WebSocketCloseError,
 } from './transports/remote/errors';
 export {
+  DEFAULT_HTTP_HEARTBEAT_MS,
   DEFAULT_RESUME_BUFFER_MESSAGES,
   DEFAULT_RESUME_BUFFER_MS,
   DEFAULT_RESUME_GRACE_MS,

@@ -295,7 +295,8 @@ describe('resume and reconnect options', () => {
     expect(() => resumeSettings({ graceMs: -1 })).to.throw(RangeError, 'resume.graceMs');
     expect(() => reconnectSettings({ attempts: 1.5 })).to.throw(RangeError, 'reconnect.attempts');
     expect(() => reconnectSettings({ silenceMs: -5 })).to.throw(RangeError, 'reconnect.silenceMs');
-    expect(reconnectSettings(true)).to.include({ attempts: 8, minDelayMs: 100, maxDelayMs: 5000, silenceMs: 75_000 });
+    expect(() => reconnectSettings({ heartbeatMs: -5 })).to.throw(RangeError, 'reconnect.heartbeatMs');
+    expect(reconnectSettings(true)).to.include({ attempts: 8, minDelayMs: 100, maxDelayMs: 5000, silenceMs: 75_000, heartbeatMs: 15_000 });
     expect(() => reconnectSettings({ minDelayMs: 100, maxDelayMs: 10 })).to.throw(RangeError, 'reconnect.maxDelayMs');
   });
 

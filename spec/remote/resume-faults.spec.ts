@@ -38,30 +38,51 @@ describe('Resumable remote connections at their limits', () => {
   let bench: ResumeBench | undefined;
   const startBench = useResumeBenches();
 
-  it('WebSocket: a blackhole longer than the grace period ends the agent and fails the client with a ResumeFailedError', async function () {
-    this.timeout(20_000);
-    bench = await startBench({ graceMs: 500 });
-    const reconnecting: Error[] = [];
-    const client = await connectResuming(bench.url('websocket'), 'websocket', {
-      attempts: 100,
-      minDelayMs: 20,
-      maxDelayMs: 50,
-      onReconnecting: (event) => void reconnecting.push(event.error),
+  /**
+   * A blackhole longer than the grace period, per transport: what ends the agent's connection
+   * (WebSocket: the server's heartbeat pings go unanswered, the socket closes, the grace ends the
+   * stream; Streamable HTTP: the client's heartbeats stop, the server drops its event stream, the
+   * grace ends the connection as an abandoned one) and what the refused resume says.
+   */
+  const blackholes = [
+    { transport: 'websocket', reconnect: {}, agentReason: 'input ended', detail: 'unknown connection' },
+    {
+      transport: 'http',
+      reconnect: { silenceMs: 300, heartbeatMs: 100 },
+      agentReason: 'closed locally',
+      detail: 'Unknown Acp-Connection-Id',
+    },
+  ] as const;
+  for (const { transport, reconnect, agentReason, detail } of blackholes) {
+    it(`${transport}: a blackhole longer than the grace period ends the agent and fails the client with a ResumeFailedError`, async function () {
+      this.timeout(20_000);
+      bench = await startBench({ graceMs: 500 });
+      const reconnecting: Error[] = [];
+      const client = await connectResuming(bench.url(transport), transport, {
+        ...reconnect,
+        attempts: 100,
+        minDelayMs: 20,
+        maxDelayMs: 50,
+        onReconnecting: (event) => void reconnecting.push(event.error),
+      });
+      await openSession(client, 2);
+      const sleeping = client.sendRequest('_test/sleep', { ms: 60_000 });
+      // The sleep has reached the agent once a later request is answered.
+      await client.sendRequest('_test/echo', {});
+      // Nothing is forwarded or closed any more: the server's sockets stay open.
+      bench.proxy.blackhole();
+      const agentClosed = await bench.agents[0]!.closed;
+      expect(agentClosed.reason).to.equal(agentReason);
+      bench.proxy.heal();
+      const error = await rejectionOf<ConnectionClosedError>(sleeping);
+      expect(error).to.be.instanceOf(ConnectionClosedError);
+      expect(error.cause).to.be.instanceOf(ResumeFailedError).and.include({ code: 'ACP_WIRE_RESUME_FAILED', reason: 'refused' });
+      expect((error.cause as ResumeFailedError).detail).to.include(detail);
+      expect(reconnecting.length).to.be.greaterThan(0);
+      expect(client.isClosed).to.equal(true);
+      while (bench.listener.clientCount > 0) await new Promise((resolve) => bench!.listener.pool.once('closed', resolve));
     });
-    await openSession(client, 2);
-    const sleeping = client.sendRequest('_test/sleep', { ms: 60_000 });
-    bench.proxy.blackhole();
-    const agentClosed = await bench.agents[0]!.closed;
-    expect(agentClosed.reason).to.equal('input ended');
-    bench.proxy.heal();
-    const error = await rejectionOf<ConnectionClosedError>(sleeping);
-    expect(error).to.be.instanceOf(ConnectionClosedError);
-    expect(error.cause).to.be.instanceOf(ResumeFailedError).and.include({ code: 'ACP_WIRE_RESUME_FAILED', reason: 'refused' });
-    expect((error.cause as ResumeFailedError).detail).to.equal('unknown connection');
-    expect(reconnecting.length).to.be.greaterThan(0);
-    expect(client.isClosed).to.equal(true);
-    while (bench.listener.clientCount > 0) await new Promise((resolve) => bench!.listener.pool.once('closed', resolve));
-  });
+  }
 
   it('Streamable HTTP: a silent network (blackhole) is noticed within silenceMs and the turn resumes once it is back', async function () {
     this.timeout(20_000);

@@ -54,3 +54,85 @@ describe('Resumable Streamable HTTP wire (a reconnecting client)', () => {
     expect(await resumeStatus(listener.httpUrl, connectionId, '100')).to.equal(409);
   });
 });
+
+/** Sends `method` with `headers` (and `body`); resolves with the status, the response headers and the body. */
+function send(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  return new Promise((resolve, reject) => {
+    const sent = request(url, { method, headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.once('end', () =>
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString() }),
+      );
+    });
+    sent.once('error', reject);
+    sent.end(body);
+  });
+}
+
+describe('Streamable HTTP heartbeats (Acp-Heartbeat)', () => {
+  let baseline: number;
+  let listener: RemoteListener;
+  let client: Connection | undefined;
+
+  beforeEach(async () => {
+    baseline = tcpHandles();
+    listener = await listenRemote({ heartbeat: false, resume: { graceMs: 5000 } }, (connection) => serveConformanceAgent(connection));
+  });
+  afterEach(async () => {
+    await client?.close();
+    client = undefined;
+    await listener.close();
+    await expectTcpHandles(baseline);
+  });
+
+  async function openRaw(): Promise<string> {
+    const initialize = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 2 } });
+    const opened = await send(listener.httpUrl, 'POST', { 'Content-Type': 'application/json', Accept: 'application/json' }, initialize);
+    expect(opened.status).to.equal(200);
+    return opened.headers['acp-connection-id'] as string;
+  }
+
+  it('answers a heartbeat 204 for a connection it holds and 404 for one it does not', async () => {
+    const connectionId = await openRaw();
+    expect((await send(listener.httpUrl, 'POST', { 'Acp-Connection-Id': connectionId, 'Acp-Heartbeat': '100' })).status).to.equal(204);
+    expect((await send(listener.httpUrl, 'POST', { 'Acp-Connection-Id': 'nope', 'Acp-Heartbeat': '100' })).status).to.equal(404);
+    expect((await send(listener.httpUrl, 'DELETE', { 'Acp-Connection-Id': connectionId })).status).to.equal(202);
+  });
+
+  it('drops the event stream of a client that named a heartbeat and then fell silent (its grace period then runs)', async () => {
+    const connectionId = await openRaw();
+    const dropped = new Promise<string>((resolve, reject) => {
+      const get = request(listener.httpUrl, {
+        headers: { Accept: 'text/event-stream', 'Acp-Connection-Id': connectionId, 'Acp-Heartbeat': '50' },
+      });
+      get.once('response', (response) => {
+        response.resume();
+        response.once('close', () => resolve(String(response.statusCode)));
+      });
+      get.once('error', () => resolve('cut'));
+      get.once('timeout', reject);
+      get.end();
+    });
+    // Without the heartbeat check nothing ever ends this stream (the test times out).
+    expect(await dropped).to.be.oneOf(['200', 'cut']);
+    // The connection itself is still held (for a resume within the grace period).
+    expect((await send(listener.httpUrl, 'POST', { 'Acp-Connection-Id': connectionId, 'Acp-Heartbeat': '50' })).status).to.equal(204);
+    expect((await send(listener.httpUrl, 'DELETE', { 'Acp-Connection-Id': connectionId })).status).to.equal(202);
+  });
+
+  it('keeps the streams of a reconnecting client that heartbeats while idle: nothing is dropped or resumed', async () => {
+    let reconnects = 0;
+    client = connectHttp(listener.httpUrl, { reconnect: { heartbeatMs: 50, onReconnecting: () => void reconnects++ } });
+    await client.sendRequest('initialize', { protocolVersion: 2 });
+    // Idle for eight heartbeat intervals (the server drops a stream after three of silence).
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await client.sendRequest('_test/echo', { n: 1 })).to.deep.include({ n: 1 });
+    expect(reconnects).to.equal(0);
+  });
+});

@@ -16,6 +16,7 @@ import {
   EVENT_STREAM_CONTENT_TYPE,
   HEADER_CLIENT_SEQ,
   HEADER_EVENTS_RECEIVED,
+  HEADER_HEARTBEAT,
   HEADER_CONNECTION_ID,
   HEADER_LAST_EVENT_ID,
   HEADER_SESSION_ID,
@@ -93,6 +94,10 @@ export class HttpClientStream extends Duplex {
   readonly #acknowledged = new Map<string, number>();
   /** Backoff timers of the attempts under way (several streams and a POST may retry at once). */
   readonly #timers = new Set<NodeJS.Timeout>();
+  /** Sends a heartbeat when no request went out for a while (see `reconnect.heartbeatMs`). */
+  #heartbeat: NodeJS.Timeout | undefined;
+  /** Whether a request went out since the heartbeat's last tick. */
+  #hasSentSinceBeat = false;
   #partial = '';
   #isReading = true;
   #paused: (() => void)[] = [];
@@ -134,6 +139,7 @@ export class HttpClientStream extends Duplex {
   override _final(callback: (error?: Error | null) => void): void {
     // Closing: a stream that ends from now on is not resumed.
     this.#isResumable = false;
+    clearInterval(this.#heartbeat);
     const id = this.#connectionId;
     const done = (): void => {
       this.#shutdown();
@@ -150,6 +156,7 @@ export class HttpClientStream extends Duplex {
   }
 
   #shutdown(): void {
+    clearInterval(this.#heartbeat);
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
     for (const request of this.#requests) request.destroy();
@@ -177,6 +184,8 @@ export class HttpClientStream extends Duplex {
     if (typeof id !== 'string' || id === '') throw new HttpStatusError(200, body, 'the initialize answer has no Acp-Connection-Id');
     this.#connectionId = id;
     this.#isResumable = this.#options.reconnect !== undefined && resumableOf(body) !== undefined;
+    const heartbeatMs = this.#heartbeatMs;
+    if (heartbeatMs > 0) this.#heartbeat = setInterval(() => this.#beat(), heartbeatMs).unref();
     this.#deliver(body);
     void this.#openEvents(undefined);
   }
@@ -209,6 +218,26 @@ export class HttpClientStream extends Duplex {
     this.#acknowledged.set(stream, last);
   }
 
+  /** The heartbeat interval of a resumable connection, 0 when it sends none. */
+  get #heartbeatMs(): number {
+    return this.#isResumable ? (this.#options.reconnect?.heartbeatMs ?? 0) : 0;
+  }
+
+  /** Sends a heartbeat (an empty POST with `Acp-Heartbeat`) unless a request went out since the last tick. */
+  #beat(): void {
+    if (this.#hasSentSinceBeat || this.destroyed || !this.#isResumable) {
+      this.#hasSentSinceBeat = false;
+      return;
+    }
+    const headers: OutgoingHttpHeaders = { [HEADER_CONNECTION_ID]: this.#connectionId!, [HEADER_HEARTBEAT]: String(this.#heartbeatMs) };
+    this.#acknowledgeEvents(headers, '');
+    const request = this.#request('POST', headers, (response) => response.resume());
+    // A lost heartbeat changes nothing here: the event streams notice a dead network themselves.
+    request.on('error', ignore);
+    request.end();
+    this.#hasSentSinceBeat = false;
+  }
+
   #takeAnswerSession(id: unknown): string | undefined {
     const key = idKey(id);
     const session = key === undefined ? undefined : this.#answerSessions.get(key);
@@ -238,6 +267,7 @@ export class HttpClientStream extends Duplex {
     const headers: OutgoingHttpHeaders = { Accept: EVENT_STREAM_CONTENT_TYPE, [HEADER_CONNECTION_ID]: this.#connectionId! };
     if (sessionId !== undefined) headers[HEADER_SESSION_ID] = sessionId;
     if (lastEventId !== undefined) headers[HEADER_LAST_EVENT_ID] = lastEventId;
+    if (this.#heartbeatMs > 0) headers[HEADER_HEARTBEAT] = String(this.#heartbeatMs);
     return new Promise<void>((resolve, reject) => {
       const request = this.#request('GET', headers, (response) => {
         if (response.statusCode !== 200) {
@@ -410,6 +440,7 @@ export class HttpClientStream extends Duplex {
     if (this.#options.token !== undefined) all.Authorization = `Bearer ${this.#options.token}`;
     const send = this.#url.protocol === 'https:' ? httpsRequest : httpRequest;
     const request = send(this.#url, { method, headers: all, agent: this.#agent }, onResponse);
+    this.#hasSentSinceBeat = true;
     // A resumable connection gives up a request on a silent socket (a dead network) and resumes.
     const silenceMs = this.#isResumable ? (this.#options.reconnect?.silenceMs ?? 0) : 0;
     if (silenceMs > 0) request.setTimeout(silenceMs, () => request.destroy(new Error(`nothing received for ${silenceMs} ms`)));
@@ -487,3 +518,5 @@ export function connectHttp(url: string | URL, options: ConnectHttpOptions = {})
   const stream = new HttpClientStream(target, { ...options, reconnect: reconnectSettings(options.reconnect) });
   return remoteConnection(stream, options);
 }
+
+function ignore(): void {}

@@ -21,6 +21,14 @@ export const HEADER_CLIENT_SEQ = 'Acp-Client-Seq';
  * connection's), so that the server's replay buffer lets go of the events up to it.
  */
 export const HEADER_EVENTS_RECEIVED = 'Acp-Events-Received';
+/**
+ * The header of a reconnecting client's heartbeat (an empty `POST`, answered 204) and of its event
+ * streams' `GET`s: its heartbeat interval in milliseconds. A server that hears nothing from that
+ * connection's client for {@link HEARTBEAT_MISSES} intervals drops its event streams.
+ */
+export const HEADER_HEARTBEAT = 'Acp-Heartbeat';
+/** How many heartbeat intervals of silence make a server drop a connection's event streams. */
+export const HEARTBEAT_MISSES = 3;
 /** The header naming the session a request or a session stream belongs to. */
 export const HEADER_SESSION_ID = 'Acp-Session-Id';
 /** The content type of every POST body and `initialize` answer. */

@@ -11,6 +11,7 @@ import { Duplex } from 'node:stream';
 import { AcpWireError } from '../../jsonrpc/errors';
 import {
   EVENT_STREAM_CONTENT_TYPE,
+  HEARTBEAT_MISSES,
   idKey,
   isResponse,
   parseRouted,
@@ -138,6 +139,11 @@ export class HttpServerStream extends Duplex {
   #inputWaiters: (() => void)[] = [];
   #isInputFull = false;
   readonly #idle: IdleWatch;
+  /** The heartbeat interval the client named (`Acp-Heartbeat`), once it named one; 0 before. */
+  #heartbeatMs = 0;
+  /** When the client was last heard from (any request of this connection). */
+  #lastHeard = 0;
+  #liveness: NodeJS.Timeout | undefined;
 
   /** Emits `'idle'` once nothing has held it for `options.httpIdleTimeoutMs` (see {@link HttpServerStream.hold}). */
   constructor(connectionId: string, options: HttpServerStreamOptions) {
@@ -149,7 +155,32 @@ export class HttpServerStream extends Duplex {
     this.#resume = options.resume;
     this.#connectionBox = new Mailbox(options.resume);
     const idleMs = options.resume ? Math.max(1, options.resume.graceMs) : (options.httpIdleTimeoutMs ?? DEFAULT_HTTP_IDLE_TIMEOUT_MS);
-    this.#idle = new IdleWatch(idleMs, () => this.emit('idle'));
+    this.#idle = new IdleWatch(idleMs, () => {
+      clearInterval(this.#liveness);
+      this.emit('idle');
+    });
+  }
+
+  /**
+   * Notes a request of this connection's client (a POST, a GET, a heartbeat). On a resumable
+   * connection, `heartbeatMs` (the interval an `Acp-Heartbeat` header named) starts the liveness
+   * check: once the client has been silent for {@link HEARTBEAT_MISSES} intervals, its event
+   * streams are dropped, as a dead network would drop them if TCP said so, and the grace period
+   * runs (a client that comes back resumes them).
+   */
+  heard(heartbeatMs: number | undefined): void {
+    if (this.#resume === undefined) return;
+    this.#lastHeard = Date.now();
+    if (heartbeatMs === undefined || heartbeatMs === this.#heartbeatMs || this.destroyed || this.writableFinished) return;
+    this.#heartbeatMs = heartbeatMs;
+    clearInterval(this.#liveness);
+    this.#liveness = setInterval(() => this.#checkLiveness(), heartbeatMs).unref();
+  }
+
+  /** Drops the event streams of a client silent for {@link HEARTBEAT_MISSES} heartbeat intervals. */
+  #checkLiveness(): void {
+    if (Date.now() - this.#lastHeard <= HEARTBEAT_MISSES * this.#heartbeatMs) return;
+    for (const box of [this.#connectionBox, ...this.#sessions.values()]) if (box.receiver) this.#detach(box);
   }
 
   /** Keeps the connection from being idle (a POST in progress) until the returned function is called. */
@@ -288,6 +319,7 @@ export class HttpServerStream extends Duplex {
   }
 
   override _final(callback: (error?: Error | null) => void): void {
+    clearInterval(this.#liveness);
     this.#endReceivers(false);
     this.#failReplies();
     callback();
@@ -295,6 +327,7 @@ export class HttpServerStream extends Duplex {
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
     this.#idle.stop();
+    clearInterval(this.#liveness);
     this.#endReceivers(error !== null);
     this.#failReplies();
     this.#releaseInput();

@@ -13,6 +13,7 @@ import {
   EVENT_STREAM_CONTENT_TYPE,
   HEADER_CLIENT_SEQ,
   HEADER_EVENTS_RECEIVED,
+  HEADER_HEARTBEAT,
   HEADER_CONNECTION_ID,
   HEADER_LAST_EVENT_ID,
   HEADER_SESSION_ID,
@@ -69,8 +70,12 @@ export class HttpStreamServer {
   handle(request: IncomingMessage, response: ServerResponse): void {
     switch (request.method) {
       case 'POST': {
+        const stream = this.#streams.get(header(request, HEADER_CONNECTION_ID) ?? '');
+        const heartbeat = header(request, HEADER_HEARTBEAT);
+        if (heartbeat !== undefined) return heartbeatPost(request, response, stream, heartbeat);
+        stream?.heard(undefined);
         // A POST in progress keeps its connection from being idle.
-        const release = this.#streams.get(header(request, HEADER_CONNECTION_ID) ?? '')?.hold();
+        const release = stream?.hold();
         return void this.#post(request, response)
           .catch(() => response.destroy())
           .finally(release);
@@ -167,6 +172,7 @@ export class HttpStreamServer {
     const lastEventId = this.#resume ? header(request, HEADER_LAST_EVENT_ID) : undefined;
     if (!stream && lastEventId !== undefined) return text(response, 409, 'Unknown Acp-Connection-Id: resume at the protocol level');
     if (!stream) return text(response, 404, 'Unknown Acp-Connection-Id');
+    stream.heard(heartbeatMsOf(header(request, HEADER_HEARTBEAT)));
     const outcome = stream.attach(response, header(request, HEADER_SESSION_ID), lastEventId);
     if (outcome === 'busy') text(response, 409, 'Outbound stream already has an active receiver');
     else if (outcome === 'gone') text(response, 409, `Last-Event-ID ${lastEventId} is no longer held: resume at the protocol level`);
@@ -209,6 +215,30 @@ export async function readPostedMessage(
 }
 
 /** The `Acp-Client-Seq` of a POST, when it is a positive integer (of at most 15 digits, no leading zero). */
+/**
+ * Answers a client's heartbeat (an empty `POST` with `Acp-Heartbeat`): 204 once noted by its
+ * connection (which also takes its `Acp-Events-Received`), 404 for a connection the server does
+ * not have. Its body, if any, is read and ignored.
+ */
+function heartbeatPost(request: IncomingMessage, response: ServerResponse, stream: HttpServerStream | undefined, heartbeat: string): void {
+  request.resume();
+  if (!stream) return text(response, 404, 'Unknown Acp-Connection-Id');
+  stream.heard(heartbeatMsOf(heartbeat));
+  stream.release(header(request, HEADER_SESSION_ID), header(request, HEADER_EVENTS_RECEIVED));
+  response.writeHead(204).end();
+}
+
+/** The shortest and longest heartbeat interval a client may name, in milliseconds. */
+const MIN_HEARTBEAT_MS = 50;
+const MAX_HEARTBEAT_MS = 3_600_000;
+
+/** The interval an `Acp-Heartbeat` header names, when it is a whole number of milliseconds within bounds. */
+function heartbeatMsOf(value: string | undefined): number | undefined {
+  if (value === undefined || !/^[1-9][0-9]{0,6}$/.test(value)) return undefined;
+  const ms = Number(value);
+  return ms >= MIN_HEARTBEAT_MS && ms <= MAX_HEARTBEAT_MS ? ms : undefined;
+}
+
 function seqOf(request: IncomingMessage): number | undefined {
   const value = header(request, HEADER_CLIENT_SEQ);
   if (value === undefined || value.length === 0 || value.length > 15 || value.charCodeAt(0) === 0x30) return undefined;

@@ -53,6 +53,9 @@ export function resumeSettings(resume: ResumeOptions | boolean | undefined): Res
   return settings;
 }
 
+/** The default `reconnect.heartbeatMs` of a Streamable HTTP client: 15 s. */
+export const DEFAULT_HTTP_HEARTBEAT_MS = 15_000;
+
 /** Options of a client that reconnects by itself (`connectWebSocket(url, { reconnect })`, `connectHttp`). */
 export interface ReconnectOptions {
   /** How many attempts after a drop before the connection fails with `ResumeFailedError`. Default 8. */
@@ -68,6 +71,15 @@ export interface ReconnectOptions {
    * advertised resumption (never to the `initialize` POST).
    */
   silenceMs?: number;
+  /**
+   * Streamable HTTP only: after this long without a POST, the client sends the server a
+   * heartbeat (an empty `POST` with `Acp-Heartbeat`), and it names the interval on each event
+   * stream's `GET`. A server that hears nothing from the client for three intervals drops its
+   * event streams (a silent network), so that its grace period starts and the agent of a client
+   * lost for longer than it ends. Milliseconds; `0` sends none (the server then waits for TCP to
+   * give up). Default 15,000. Applies once the server advertised resumption.
+   */
+  heartbeatMs?: number;
   /** Called when the stream dropped and an attempt is about to be made (after `delayMs`). */
   onReconnecting?: (event: ReconnectingEvent) => void;
   /** Called once the stream is resumed: every missed message has been or is being replayed. */
@@ -98,6 +110,7 @@ export interface ReconnectSettings {
   readonly minDelayMs: number;
   readonly maxDelayMs: number;
   readonly silenceMs: number;
+  readonly heartbeatMs: number;
   readonly onReconnecting: (event: ReconnectingEvent) => void;
   readonly onResumed: (event: ResumedEvent) => void;
 }
@@ -118,6 +131,7 @@ export function reconnectSettings(reconnect: ReconnectOptions | boolean | undefi
     minDelayMs: checkIdleTimeout('reconnect.minDelayMs', options.minDelayMs ?? 100),
     maxDelayMs: checkIdleTimeout('reconnect.maxDelayMs', options.maxDelayMs ?? 5000),
     silenceMs: checkIdleTimeout('reconnect.silenceMs', options.silenceMs ?? 75_000),
+    heartbeatMs: checkIdleTimeout('reconnect.heartbeatMs', options.heartbeatMs ?? DEFAULT_HTTP_HEARTBEAT_MS),
     onReconnecting: options.onReconnecting ?? (() => {}),
     onResumed: options.onResumed ?? (() => {}),
   };
