@@ -31,7 +31,7 @@ import {
 } from '../jsonrpc/message';
 import { CANCEL_REQUEST_METHOD, cancelTargetOf } from '../jsonrpc/protocol';
 import { rawIdText, requestIdOfHead } from '../framing/raw-id';
-import { cancelLine, notificationLine, requestLine, responseLine } from '../framing/lines';
+import { cancelLine, notificationLine, notificationLineWithMeta, requestLine, responseLine, responseLineWithMeta } from '../framing/lines';
 import { InflightRequests } from '../requests/inflight';
 import { PendingRequests } from '../requests/pending';
 import { callRequestHandler, isThenable } from '../requests/handler-call';
@@ -115,6 +115,8 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   readonly #inflight = new InflightRequests();
   readonly #output: Writable;
   readonly #writer: LineWriter;
+  /** The writer, when its output wants a `_meta` entry on every message (a resumable stream). */
+  readonly #meta: LineWriter | undefined;
   readonly #reader: InputReader;
   readonly #logger: Logger;
   readonly #endOutput: boolean;
@@ -142,6 +144,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       // The flush of a request's line runs after the job that sent it: the drop scheduler's cue.
       flushing: sendingJobsReturned,
     });
+    this.#meta = this.#writer.stampsMessages ? this.#writer : undefined;
     this.#inbound = {
       isClosing: () => this.#closeReason !== undefined,
       finish: (req, result, error) => this.#finish(req, result, error),
@@ -265,7 +268,8 @@ export class Connection extends EventEmitter<ConnectionEvents> {
    */
   sendNotification(method: string, params?: unknown): void {
     if (this.#closeReason) throw new ConnectionClosedError(this.#closeReason, checkMethod(method));
-    this.#send(notificationLine(method, params));
+    const meta = this.#meta;
+    this.#send(meta ? notificationLineWithMeta(method, params, meta) : notificationLine(method, params));
   }
 
   /** Handles requests named `method`. See {@link RequestHandler}. */
@@ -425,7 +429,10 @@ export class Connection extends EventEmitter<ConnectionEvents> {
 
   #finish(request: InboundRequest, result: JsonValue | undefined, error: ErrorObject | undefined): void {
     if (this.#closeReason) return;
-    const line = responseLine(request.id, request.rawId, result, error);
+    const meta = this.#meta;
+    const line = meta
+      ? responseLineWithMeta(request.id, request.rawId, result, error, meta)
+      : responseLine(request.id, request.rawId, result, error);
     this.#inflight.delete(request);
     this.#send(line);
   }

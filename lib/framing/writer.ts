@@ -66,6 +66,10 @@ export class LineWriter {
   #port: MessagePort | undefined;
   /** The messages queued for the port. */
   #messages: string[] = [];
+  /** Whether the port puts a `_meta` entry on every message (see {@link MessagePort.nextMetaEntry}). */
+  readonly #stamps: boolean;
+  /** An entry was taken (by {@link LineWriter.metaEntry}) for the message written next. */
+  #hasEntry = false;
   /** A flush is queued (a microtask). */
   #isScheduled = false;
   #isFull = false;
@@ -80,6 +84,7 @@ export class LineWriter {
     this.#events = events;
     const port = messagePortOf(out);
     if (port?.canSendMessages()) this.#port = port;
+    this.#stamps = this.#port?.nextMetaEntry !== undefined && this.#port.stampMessage !== undefined;
     this.#earlyWriteChars = out instanceof Socket ? EARLY_WRITE_CHARS : Number.POSITIVE_INFINITY;
   }
 
@@ -93,10 +98,31 @@ export class LineWriter {
     return this.#queuedChars + (this.#port ? this.#port.bufferedAmount : this.#out.writableLength);
   }
 
+  /** Whether the output wants a `_meta` entry on every message (see {@link LineWriter.metaEntry}). */
+  get stampsMessages(): boolean {
+    return this.#stamps;
+  }
+
+  /**
+   * Takes the `_meta` entry (`"key":value` JSON text) the output wants on the next message, or
+   * `undefined` when it wants none. The caller writes that message next, with the entry first in
+   * the `_meta` of its `params` or `result` object; a message written without taking one first
+   * gets its entry from the output's port.
+   */
+  metaEntry(): string | undefined {
+    if (!this.#stamps || this.#isEnded) return undefined;
+    this.#hasEntry = true;
+    return this.#port!.nextMetaEntry!();
+  }
+
   /** Queues one message's JSON text (without a newline: the writer ends the line). Ignored once ended. */
   write(text: string): void {
     if (this.#isEnded) return;
     if (this.#port) {
+      if (this.#stamps) {
+        if (this.#hasEntry) this.#hasEntry = false;
+        else text = this.#port.stampMessage!(text);
+      }
       this.#messages.push(text);
       this.#queuedChars += text.length;
     } else {

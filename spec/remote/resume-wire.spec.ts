@@ -8,30 +8,40 @@ import { listenRemote, type RemoteListener } from '../../lib';
 import { serveConformanceAgent } from '../../examples/conformance-agent';
 import { connectRawWebSocket, expectTcpHandles, tcpHandles, type RawWebSocket } from './remote-helpers';
 
-describe('Resumable WebSocket wire (raw client)', () => {
+/**
+ * A resumable listener started before each test of the enclosing `describe` (with `handler`), the
+ * raw sockets its tests open, and, after each, all of them closed with no TCP handle left.
+ */
+function useWireBench(bufferMessages: number | undefined, handler: Parameters<typeof listenRemote>[1]) {
   let baseline: number;
   let listener: RemoteListener;
   const sockets: RawWebSocket[] = [];
-  let connectionId: string;
-
   beforeEach(async () => {
     baseline = tcpHandles();
-    listener = await listenRemote({ resume: { bufferMessages: 4, graceMs: 5000 } }, (connection, info) => {
-      connectionId = info.connectionId;
-      serveConformanceAgent(connection);
-    });
+    listener = await listenRemote({ resume: { bufferMessages, graceMs: 5000 } }, handler);
   });
   afterEach(async () => {
     await Promise.all(sockets.splice(0).map((socket) => socket.close()));
     await listener.close();
     await expectTcpHandles(baseline);
   });
-
-  const open = async (): Promise<RawWebSocket> => {
-    const socket = await connectRawWebSocket(listener.url);
-    sockets.push(socket);
-    return socket;
+  return {
+    listener: (): RemoteListener => listener,
+    open: async (): Promise<RawWebSocket> => {
+      const socket = await connectRawWebSocket(listener.url);
+      sockets.push(socket);
+      return socket;
+    },
   };
+}
+
+describe('Resumable WebSocket wire (raw client)', () => {
+  let connectionId: string;
+  const bench = useWireBench(4, (connection, info) => {
+    connectionId = info.connectionId;
+    serveConformanceAgent(connection);
+  });
+  const open = bench.open;
   const parse = (line: string): Record<string, unknown> => JSON.parse(line) as Record<string, unknown>;
 
   it('stamps each agent message with its cursor, advertises the capability, and acknowledges every 128 client messages', async () => {
@@ -60,7 +70,7 @@ describe('Resumable WebSocket wire (raw client)', () => {
     expect(parse(await second.lines.take())).to.deep.include({ id: 1 });
     second.send({ jsonrpc: '2.0', id: 2, method: '_test/echo', params: {} });
     expect(parse(await second.lines.take())).to.deep.equal({ jsonrpc: '2.0', id: 2, result: { _meta: { 'acp/cursor': '2' } } });
-    expect(listener.clientCount).to.equal(1);
+    expect(bench.listener().clientCount).to.equal(1);
   });
 
   it("takes the client's stream/ack {cursor}: lets go of the messages up to it, and does not count it as a client message", async () => {
@@ -110,5 +120,47 @@ describe('Resumable WebSocket wire (raw client)', () => {
     good.send({ jsonrpc: '2.0', method: 'stream/resume', params: { connectionId, cursor: '5' } });
     expect(parse(await good.lines.take())).to.deep.equal({ jsonrpc: '2.0', method: 'stream/resumed', params: { received: 6 } });
     expect(parse(await good.lines.take())).to.deep.equal({ jsonrpc: '2.0', id: 6, result: { _meta: { 'acp/cursor': '6' } } });
+  });
+});
+
+describe('Resumable WebSocket wire: cursors of an in-process agent (raw client)', () => {
+  let connectionId: string;
+  const { open } = useWireBench(undefined, (connection, info) => {
+    connectionId = info.connectionId;
+    connection.onRequest('initialize', () => ({ protocolVersion: 2, capabilities: {} }));
+    connection.onRequest('mix', () => {
+      connection.sendNotification('n/own-meta', { _meta: { trace: 't' }, a: 1 });
+      connection.sendNotification('n/array', [1, 2]);
+      connection.sendNotification('n/plain', { b: 2 });
+      return { done: true };
+    });
+  });
+
+  /** Where the stamp put the cursor: params/result `_meta` for objects, else the message's own. */
+  const cursorOf = (message: Record<string, unknown>): unknown => {
+    const holder = [message.params, message.result].find((value) => typeof value === 'object' && value !== null && !Array.isArray(value));
+    return ((holder ?? message) as { _meta?: Record<string, unknown> })._meta?.['acp/cursor'];
+  };
+
+  it('numbers every message in the order sent, whether stamped as serialized or spliced after, and replays them as sent', async () => {
+    const first = await open();
+    first.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 2 } });
+    first.send({ jsonrpc: '2.0', id: 2, method: 'mix', params: {} });
+    first.send({ jsonrpc: '2.0', id: 3, method: 'no/such-method' });
+    const lines: string[] = [];
+    for (let i = 0; i < 6; i++) lines.push(await first.lines.take());
+    const messages = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(messages.map(cursorOf)).to.deep.equal(['1', '2', '3', '4', '5', '6']);
+    expect(messages[1]).to.deep.equal({ jsonrpc: '2.0', method: 'n/own-meta', params: { _meta: { 'acp/cursor': '2', trace: 't' }, a: 1 } });
+    expect(messages[2]).to.deep.equal({ jsonrpc: '2.0', method: 'n/array', params: [1, 2], _meta: { 'acp/cursor': '3' } });
+    expect(messages[3]).to.deep.equal({ jsonrpc: '2.0', method: 'n/plain', params: { _meta: { 'acp/cursor': '4' }, b: 2 } });
+    expect(messages[4]).to.deep.equal({ jsonrpc: '2.0', id: 2, result: { _meta: { 'acp/cursor': '5' }, done: true } });
+    expect(messages[5]).to.deep.include({ id: 3, _meta: { 'acp/cursor': '6' } });
+    first.ws.terminate();
+    await first.closed;
+    const second = await open();
+    second.send({ jsonrpc: '2.0', method: 'stream/resume', params: { connectionId, cursor: '2' } });
+    expect(JSON.parse(await second.lines.take())).to.deep.equal({ jsonrpc: '2.0', method: 'stream/resumed', params: { received: 3 } });
+    for (const line of lines.slice(2)) expect(await second.lines.take()).to.equal(line);
   });
 });

@@ -12,6 +12,7 @@ import { idKey, isRequest, isResponse, parseRouted } from './http-protocol';
 import { ReplayBuffer } from './replay-buffer';
 import { advertiseResumable, type ResumeSettings } from './resume-options';
 import {
+  CURSOR_META_KEY,
   STREAM_ACK_METHOD,
   STREAM_RESUMED_METHOD,
   STREAM_RESUME_FAILED_METHOD,
@@ -43,6 +44,8 @@ export class ResumableServerStream extends SocketHoppingStream {
   readonly #buffer: ReplayBuffer;
   #received = 0;
   #sinceAck = 0;
+  /** The cursor of the next agent message (taken when it is stamped, or earlier by its writer). */
+  #nextCursor = 1;
   #grace: NodeJS.Timeout | undefined;
   #initializeKey: string | undefined;
   #isAdvertised = false;
@@ -55,6 +58,10 @@ export class ResumableServerStream extends SocketHoppingStream {
     this.connectionId = connectionId;
     this.#settings = settings;
     this.#buffer = new ReplayBuffer({ maxMessages: settings.bufferMessages, maxAgeMs: settings.bufferMs });
+    // A connection that owns this stream writes each message's cursor as it serializes it.
+    const port = this[MESSAGE_PORT];
+    port.nextMetaEntry = () => `"${CURSOR_META_KEY}":"${this.#nextCursor++}"`;
+    port.stampMessage = (text) => stampCursor(text, this.#nextCursor++);
   }
 
   /** Runs the connection over its first socket. */
@@ -176,17 +183,23 @@ export class ResumableServerStream extends SocketHoppingStream {
     this.push(null);
   }
 
-  /** Stamps, holds and sends agent messages; returns false when the socket is full (`onDrain` follows). */
+  /** Stamps, holds and sends agent lines; returns false when the socket is full (`onDrain` follows). */
   protected override sendLines(lines: string[], onDrain: () => void): boolean {
-    const buffer = this.#buffer;
     // Stamped in place: the array is this stream's now.
-    for (let i = 0; i < lines.length; i++) {
-      const text = stampCursor(this.#advertise(lines[i]!), buffer.nextCursor);
+    for (let i = 0; i < lines.length; i++) lines[i] = stampCursor(lines[i]!, this.#nextCursor++);
+    return this.sendMessages(lines, onDrain);
+  }
+
+  /** Holds and sends agent messages, each stamped already (by its writer through the port, or by {@link ResumableServerStream.sendLines}). */
+  protected override sendMessages(texts: string[], onDrain: () => void): boolean {
+    const buffer = this.#buffer;
+    for (let i = 0; i < texts.length; i++) {
+      const text = this.#advertise(texts[i]!);
       buffer.append(text);
-      lines[i] = text;
+      texts[i] = text;
     }
     const socket = this.socket;
-    return !socket || lines.length === 0 || sendFrames(socket, lines, onDrain);
+    return !socket || texts.length === 0 || sendFrames(socket, texts, onDrain);
   }
 
   /** The `initialize` answer gains the `transport.resumable` capability. */

@@ -63,7 +63,7 @@ export abstract class SocketHoppingStream extends Duplex {
         return true;
       },
       canSendMessages: () => this.writableLength === 0 && this.#partial === '' && !this.writableEnded,
-      sendMessages: (texts, onDrain) => this.sendLines(texts, onDrain),
+      sendMessages: (texts, onDrain) => this.sendMessages(texts, onDrain),
       get bufferedAmount() {
         return stream.socket?.bufferedAmount ?? 0;
       },
@@ -75,6 +75,11 @@ export abstract class SocketHoppingStream extends Duplex {
    * change it); returns false when the socket is full (`onDrain` follows).
    */
   protected abstract sendLines(lines: string[], onDrain: () => void): boolean;
+
+  /** Sends the messages a connection hands over through the message port; {@link SocketHoppingStream.sendLines} unless overridden. */
+  protected sendMessages(texts: string[], onDrain: () => void): boolean {
+    return this.sendLines(texts, onDrain);
+  }
 
   /** Hands a frame received to the connection that owns this stream, or pushes it as a line. */
   protected deliver(frame: Buffer): void {
