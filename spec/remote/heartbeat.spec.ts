@@ -48,6 +48,22 @@ describe('WebSocket heartbeat', () => {
     expect((await rejectionOf<Error>(pending)).cause).to.equal(error);
   });
 
+  it('with a timeout longer than its interval, pings every interval while a verdict is pending, and those pings are no sign of the peer', async () => {
+    // A peer whose own pings wait behind a large message hears from us every interval (before, one
+    // ping per timeout, which a peer with the same timeout could miss); a silent peer still ends.
+    const slow = await listenRemote({ heartbeat: { intervalMs: 50, timeoutMs: 600 } }, (connection) => {
+      serveEcho(connection);
+      agents.push({ connection, closed: closeOf(connection) });
+    });
+    const socket = await connectRawWebSocket(slow.url, { autoPong: false });
+    for (let ping = 0; ping < 4; ping++) await once(socket.ws, 'ping');
+    expect(agents[0]!.connection.isClosed, 'closed before the timeout').to.equal(false);
+    const [{ reason, error }] = await Promise.all([agents[0]!.closed, socket.closed]);
+    expect(reason).to.equal('input error');
+    expect(error).to.be.instanceOf(HeartbeatTimeoutError).and.include({ timeoutMs: 600 });
+    await slow.close();
+  });
+
   it('keeps a live peer whose pong waits unread in the socket when this process was stalled past the timeout', async () => {
     // The peer answers the first ping, then this whole process stalls (a long synchronous task, a
     // GC pause, a descheduled process) past the ping's timeout: when it resumes, the timeout is due

@@ -32,7 +32,8 @@ export function checkHeartbeat(heartbeat: HeartbeatOptions | false | undefined):
 /**
  * Pings every `intervalMs`; after a ping, a peer that shows no sign of life for `timeoutMs` is
  * declared gone (`onTimeout`). A vanished peer is therefore detected within
- * `intervalMs + timeoutMs`.
+ * `intervalMs + timeoutMs`. With a timeout longer than the interval, the pings sent while a
+ * verdict is pending keep the peer hearing from us every interval; only the first is judged.
  *
  * @remarks
  * A sign of life is any byte received (a pong, a ping, a message, part of one) or any progress
@@ -83,7 +84,16 @@ export class Heartbeat {
   }
 
   readonly #ping = (): void => {
-    if (this.#deadline !== undefined || this.#ws.readyState !== this.#ws.OPEN) return;
+    if (this.#ws.readyState !== this.#ws.OPEN) return;
+    if (this.#deadline !== undefined) {
+      // A verdict on an earlier ping is pending (a timeout longer than the interval): ping all the
+      // same, so that a peer whose own pings wait behind a large message still hears from us every
+      // interval, but the bytes of this ping are no sign of the peer's life.
+      const before = this.#dispatched();
+      this.#ws.ping();
+      this.#dispatchedAtPing += this.#dispatched() - before;
+      return;
+    }
     this.#isAlive = false;
     this.#ws.ping();
     this.#dispatchedAtPing = this.#dispatched();
