@@ -5,6 +5,7 @@
  *
  * @packageDocumentation
  */
+import { OPEN_BRACE } from './json-text';
 import { encodeJson } from './ndjson';
 import type { ErrorObject, JsonValue, RequestId } from '../jsonrpc/message';
 import { CANCEL_REQUEST_METHOD } from '../jsonrpc/protocol';
@@ -48,8 +49,6 @@ function withMetaEntry(value: unknown, meta: MetaEntrySource): string | undefine
   if (entry === undefined) return json;
   return json.length === 2 ? `{"_meta":{${entry}}}` : `{"_meta":{${entry}},${json.slice(1)}`;
 }
-
-const OPEN_BRACE = 0x7b;
 
 /**
  * A notification line; `params` is left out when `undefined`.

@@ -55,13 +55,16 @@ describe('WebSocket heartbeat', () => {
       serveEcho(connection);
       agents.push({ connection, closed: closeOf(connection) });
     });
-    const socket = await connectRawWebSocket(slow.url, { autoPong: false });
-    for (let ping = 0; ping < 4; ping++) await once(socket.ws, 'ping');
-    expect(agents[0]!.connection.isClosed, 'closed before the timeout').to.equal(false);
-    const [{ reason, error }] = await Promise.all([agents[0]!.closed, socket.closed]);
-    expect(reason).to.equal('input error');
-    expect(error).to.be.instanceOf(HeartbeatTimeoutError).and.include({ timeoutMs: 600 });
-    await slow.close();
+    try {
+      const socket = await connectRawWebSocket(slow.url, { autoPong: false });
+      for (let ping = 0; ping < 4; ping++) await once(socket.ws, 'ping');
+      expect(agents[0]!.connection.isClosed, 'closed before the timeout').to.equal(false);
+      const [{ reason, error }] = await Promise.all([agents[0]!.closed, socket.closed]);
+      expect(reason).to.equal('input error');
+      expect(error).to.be.instanceOf(HeartbeatTimeoutError).and.include({ timeoutMs: 600 });
+    } finally {
+      await slow.close();
+    }
   });
 
   it('keeps a live peer whose pong waits unread in the socket when this process was stalled past the timeout', async () => {

@@ -139,7 +139,6 @@ export class HttpClientStream extends Duplex {
   override _final(callback: (error?: Error | null) => void): void {
     // Closing: a stream that ends from now on is not resumed.
     this.#isResumable = false;
-    clearInterval(this.#heartbeat);
     const id = this.#connectionId;
     const done = (): void => {
       this.#shutdown();

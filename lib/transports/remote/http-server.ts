@@ -214,7 +214,6 @@ export async function readPostedMessage(
   return { message: value as RoutedMessage, body };
 }
 
-/** The `Acp-Client-Seq` of a POST, when it is a positive integer (of at most 15 digits, no leading zero). */
 /**
  * Answers a client's heartbeat (an empty `POST` with `Acp-Heartbeat`): 204 once noted by its
  * connection (which also takes its `Acp-Events-Received`), 404 for a connection the server does
@@ -239,6 +238,7 @@ function heartbeatMsOf(value: string | undefined): number | undefined {
   return ms >= MIN_HEARTBEAT_MS && ms <= MAX_HEARTBEAT_MS ? ms : undefined;
 }
 
+/** The `Acp-Client-Seq` of a POST, when it is a positive integer (of at most 15 digits, no leading zero). */
 function seqOf(request: IncomingMessage): number | undefined {
   const value = header(request, HEADER_CLIENT_SEQ);
   if (value === undefined || value.length === 0 || value.length > 15 || value.charCodeAt(0) === 0x30) return undefined;
