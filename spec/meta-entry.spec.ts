@@ -43,12 +43,33 @@ describe('messages serialized with an output _meta entry', () => {
     expect(meta.taken).to.equal(1);
   });
 
+  it('writes it first where only a nested _meta or a string _meta is in the value (only an own _meta is its own), plain or class instance', () => {
+    const meta = entries();
+    expect(responseLineWithMeta(1, undefined, { a: '_meta', b: { _meta: { x: 1 } } }, undefined, meta)).to.equal(
+      '{"jsonrpc":"2.0","id":1,"result":{"_meta":{"k":"1"},"a":"_meta","b":{"_meta":{"x":1}}}}',
+    );
+    expect(responseLineWithMeta('s"1', undefined, { '\\u005fmeta': 1 }, undefined, meta)).to.equal(
+      '{"jsonrpc":"2.0","id":"s\\"1","result":{"_meta":{"k":"2"},"\\\\u005fmeta":1}}',
+    );
+    class Instance {
+      readonly a = 1;
+    }
+    expect(responseLineWithMeta(2, undefined, new Instance() as never, undefined, meta)).to.equal(
+      '{"jsonrpc":"2.0","id":2,"result":{"_meta":{"k":"3"},"a":1}}',
+    );
+    expect(responseLineWithMeta(3, undefined, Object.assign(Object.create(null) as object, { b: 2 }) as never, undefined, meta)).to.equal(
+      '{"jsonrpc":"2.0","id":3,"result":{"_meta":{"k":"4"},"b":2}}',
+    );
+    expect(meta.taken).to.equal(4);
+  });
+
   it('takes no entry where it cannot write it first into its own object: the port then stamps the whole message', () => {
     const meta = entries();
     const toJson = { toJSON: () => ({ x: 1 }) };
     for (const [result, error] of [
       [{ _meta: { trace: 't' }, a: 1 }, undefined],
-      [{ a: '_meta' }, undefined],
+      [{ _meta: undefined, a: 1 }, undefined],
+      [new String('boxed'), undefined],
       [[1, 2], undefined],
       [null, undefined],
       ['text', undefined],

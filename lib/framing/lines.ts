@@ -33,21 +33,36 @@ export interface MetaEntrySource {
 }
 
 /**
- * The JSON text of a `params`/`result` value with `meta`'s entry first in its `_meta`, when the
- * value serializes to an object with no `_meta` of its own (then the entry is taken); else
- * `undefined` (nothing taken: the output's port puts the entry on the whole message).
+ * The JSON text of a `params`/`result` value that can take a `_meta` entry first: an object (not
+ * an array, no `toJSON` method, no own `_meta`) whose JSON is an object text; else `undefined`
+ * (the output's port then puts the entry on the whole message).
  *
+ * @remarks An own `_meta` is looked up on the value rather than searched for in its JSON: only a
+ * top-level one matters, and `JSON.stringify` writes only own properties.
  * @throws SerializationError if `value` cannot be serialized
  */
-function withMetaEntry(value: unknown, meta: MetaEntrySource): string | undefined {
+function metaHolderJson(value: unknown): string | undefined {
   // A toJSON method would be called with another key than in the whole message.
-  if (typeof value !== 'object' || value === null || typeof (value as { toJSON?: unknown }).toJSON === 'function') return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.hasOwn(value, '_meta')) return undefined;
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return undefined;
   const json = encodeJson(value);
-  // `"_meta"` also matches a string that is exactly `_meta`: the port's splice then decides.
-  if (json.charCodeAt(0) !== OPEN_BRACE || json.includes('"_meta"')) return undefined;
-  const entry = meta.metaEntry();
-  if (entry === undefined) return json;
-  return json.length === 2 ? `{"_meta":{${entry}}}` : `{"_meta":{${entry}},${json.slice(1)}`;
+  // A plain object's JSON is an object text; anything else is looked at (a boxed primitive's is its value).
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null || json.charCodeAt(0) === OPEN_BRACE ? json : undefined;
+}
+
+/**
+ * A message's text: `before` (its members up to the `params`/`result` key), then `json` (that
+ * value's object text) with `entry` first in a `_meta` member of its own, then the message's `}`.
+ */
+function withEntry(before: string, json: string, entry: string | undefined): string {
+  if (entry === undefined) return `${before}${json}}`;
+  return json.length === 2 ? `${before}{"_meta":{${entry}}}}` : `${before}{"_meta":{${entry}},${json.slice(1)}}`;
+}
+
+/** The JSON text of an id: a number's own digits (what `JSON.stringify` writes for a finite one) without a call into the serializer. */
+function idJson(id: RequestId): string {
+  return typeof id === 'number' && Number.isFinite(id) ? String(id) : encodeJson(id);
 }
 
 /**
@@ -68,9 +83,9 @@ export function notificationLine(method: string, params: unknown): string {
  * @internal
  */
 export function notificationLineWithMeta(method: string, params: unknown, meta: MetaEntrySource): string {
-  const stamped = params === undefined ? undefined : withMetaEntry(params, meta);
-  if (stamped === undefined) return notificationLine(method, params);
-  return `{"jsonrpc":"2.0","method":${encodeJson(method)},"params":${stamped}}`;
+  const json = params === undefined ? undefined : metaHolderJson(params);
+  if (json === undefined) return notificationLine(method, params);
+  return withEntry(`{"jsonrpc":"2.0","method":${encodeJson(method)},"params":`, json, meta.metaEntry());
 }
 
 /** The one `$/cancel_request` line for `id`. @internal */
@@ -109,7 +124,7 @@ export function responseLineWithMeta(
   error: ErrorObject | undefined,
   meta: MetaEntrySource,
 ): string {
-  const stamped = error === undefined ? withMetaEntry(result, meta) : undefined;
-  if (stamped === undefined) return responseLine(id, rawId, result, error);
-  return `{"jsonrpc":"2.0","id":${rawId ?? encodeJson(id)},"result":${stamped}}`;
+  const json = error === undefined ? metaHolderJson(result) : undefined;
+  if (json === undefined) return responseLine(id, rawId, result, error);
+  return withEntry(`{"jsonrpc":"2.0","id":${rawId ?? idJson(id)},"result":`, json, meta.metaEntry());
 }

@@ -179,8 +179,11 @@ export class LineWriter {
     this.#chunks = undefined;
     if (messages.length > 0) this.#messages = [];
     this.#queuedChars = 0;
-    if (isEmpty || this.#out.destroyed || this.#out.writableEnded) return;
+    if (isEmpty) return;
     const port = this.#port;
+    // A port drops what it is given once its transport closed: the output's getters stay off this
+    // path (shared by every stream class of the process, their property loads go megamorphic).
+    if (!port && (this.#out.destroyed || this.#out.writableEnded)) return;
     if (port ? port.sendMessages(messages, this.#onDrain) : this.#write(queue, chunks)) {
       // Still full when an earlier write has not drained: its 'drain' reports the end.
       if (wasQueueFull && !this.#isFull) this.#events.backpressure(false);

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { ReplayBuffer } from '../../lib/transports/remote/replay-buffer';
 import { backoffDelay, reconnectSettings, resumeSettings } from '../../lib/transports/remote/resume-options';
 import {
+  AckSchedule,
   STREAM_ACK_METHOD,
   controlMessage,
   cursorNumberOf,
@@ -284,6 +285,23 @@ describe('stream cursors on frames (the client)', () => {
     expect(isControlCandidate(frameOf('{"jsonrpc":"2.0","method":"session/update","params":{}}'))).to.equal(false);
     expect(isControlCandidate(frameOf('{"jsonrpc":"2.0","id":1,"method":"stream/ack"}'))).to.equal(false);
     expect(isControlCandidate(frameOf('{"jsonrpc":"2.0"}'))).to.equal(false);
+  });
+});
+
+describe('AckSchedule (when a resumable WebSocket side acknowledges)', () => {
+  it('is due at every 512th small message, and not before', () => {
+    const schedule = new AckSchedule();
+    const due: number[] = [];
+    for (let n = 1; n <= 1100; n++) if (schedule.received(100)) due.push(n);
+    expect(due).to.deep.equal([512, 1024]);
+  });
+
+  it('is due sooner once the messages since the last acknowledgement reach 1 MiB, and counts again from there', () => {
+    const schedule = new AckSchedule();
+    const due: number[] = [];
+    for (let n = 1; n <= 8; n++) if (schedule.received(300 * 1024)) due.push(n);
+    expect(due).to.deep.equal([4, 8]);
+    expect(schedule.received(1024 * 1024)).to.equal(true);
   });
 });
 

@@ -44,7 +44,7 @@ describe('Resumable WebSocket wire (raw client)', () => {
   const open = bench.open;
   const parse = (line: string): Record<string, unknown> => JSON.parse(line) as Record<string, unknown>;
 
-  it('stamps each agent message with its cursor, advertises the capability, and acknowledges every 128 client messages', async () => {
+  it('stamps each agent message with its cursor, advertises the capability, and acknowledges every 512 client messages', async () => {
     const socket = await open();
     socket.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1 } });
     const init = parse(await socket.lines.take());
@@ -52,10 +52,21 @@ describe('Resumable WebSocket wire (raw client)', () => {
     const result = init.result as { _meta: unknown; agentCapabilities: { transport: unknown } };
     expect(result._meta).to.deep.equal({ 'acp/cursor': '1' });
     expect(result.agentCapabilities.transport).to.deep.equal({ resumable: { retentionMessages: 4, retentionSeconds: 300 } });
-    for (let i = 0; i < 127; i++) socket.send({ jsonrpc: '2.0', method: '_test/note', params: { i } });
+    for (let i = 0; i < 511; i++) socket.send({ jsonrpc: '2.0', method: '_test/note', params: { i } });
     socket.send({ jsonrpc: '2.0', id: 2, method: '_test/echo', params: { x: 1 } });
-    expect(parse(await socket.lines.take())).to.deep.equal({ jsonrpc: '2.0', method: 'stream/ack', params: { received: 128 } });
+    expect(parse(await socket.lines.take())).to.deep.equal({ jsonrpc: '2.0', method: 'stream/ack', params: { received: 512 } });
     expect(parse(await socket.lines.take())).to.deep.equal({ jsonrpc: '2.0', id: 2, result: { _meta: { 'acp/cursor': '2' }, x: 1 } });
+  });
+
+  it('acknowledges sooner once the client messages since the last acknowledgement reach 1 MiB', async () => {
+    const socket = await open();
+    socket.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1 } });
+    await socket.lines.take();
+    socket.send({ jsonrpc: '2.0', method: '_test/note', params: { text: 'x'.repeat(600_000) } });
+    socket.send({ jsonrpc: '2.0', id: 2, method: '_test/echo', params: {} });
+    expect(parse(await socket.lines.take())).to.deep.include({ id: 2 });
+    socket.send({ jsonrpc: '2.0', method: '_test/note', params: { text: 'x'.repeat(600_000) } });
+    expect(parse(await socket.lines.take())).to.deep.equal({ jsonrpc: '2.0', method: 'stream/ack', params: { received: 4 } });
   });
 
   it('resumes on a new socket: stream/resumed with the count received, then every message after the cursor', async () => {

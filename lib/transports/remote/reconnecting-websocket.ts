@@ -11,6 +11,7 @@ import { ResumeFailedError, ServerGoingAwayError, WebSocketCloseCode } from './e
 import { destroyAfterRead } from './going-away';
 import { backoffDelay, resumableOf, type ReconnectSettings } from './resume-options';
 import {
+  AckSchedule,
   STREAM_ACK_METHOD,
   STREAM_RESUMED_METHOD,
   STREAM_RESUME_FAILED_METHOD,
@@ -25,9 +26,6 @@ import {
 import { sendFrames, SocketHoppingStream } from './socket-hopping-stream';
 import type { WebSocketStream } from './websocket-stream';
 
-/** The client acknowledges the server's messages after this many (so its replay buffer lets them go). */
-const CURSOR_ACK_EVERY = 128;
-
 /**
  * A client connection over resumable WebSockets, as a byte stream of NDJSON lines.
  *
@@ -35,7 +33,7 @@ const CURSOR_ACK_EVERY = 128;
  * kept until the server acknowledges them (`stream/ack`, or `stream/resumed` on a resume); on a
  * resume the unacknowledged ones the server did not receive are sent again, in order. Messages
  * received carry a cursor, taken out of them before they go on (see {@link takeCursor}) and
- * acknowledged every {@link CURSOR_ACK_EVERY} (`stream/ack {cursor}`); one at or before the last
+ * acknowledged now and then (`stream/ack {cursor}`, see {@link AckSchedule}); one at or before the last
  * cursor received is a replay already seen and is dropped. A normal close by the server ends the
  * stream (no reconnection); so does `end()` here. A drop before the server advertised
  * `transport.resumable` destroys the stream with the socket's error, as without reconnection.
@@ -55,8 +53,8 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
   #sentBase = 0;
   /** The cursor of the last message received (`undefined`: none yet). */
   #lastCursor: number | undefined;
-  /** Messages received since the last cursor acknowledged to the server. */
-  #sinceCursorAck = 0;
+  /** When the cursors received are acknowledged (so that the server's replay buffer lets them go). */
+  readonly #cursorAck = new AckSchedule();
   #isResumable = false;
   #isEnding = false;
   #timer: NodeJS.Timeout | undefined;
@@ -95,7 +93,7 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
   }
 
   #onFrame(frame: Buffer): void {
-    if (this.destroyed || this.readableEnded) return;
+    if (this.isOver) return;
     if (isControlCandidate(frame) && this.#onControl(frame)) return;
     if (!this.#isResumable && resumableOf(frame.toString('utf8')) !== undefined) this.#isResumable = true;
     let cursor: number | undefined = takeCursor(frame);
@@ -104,7 +102,7 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
       // A replay of a message received before.
       if (this.#lastCursor !== undefined && cursor <= this.#lastCursor) return;
       this.#lastCursor = cursor;
-      if (++this.#sinceCursorAck >= CURSOR_ACK_EVERY) this.#acknowledgeCursor(cursor);
+      if (this.#cursorAck.received(frame.length)) this.#acknowledgeCursor(cursor);
     }
     this.deliver(frame);
   }
@@ -120,7 +118,6 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
 
   /** Tells the server the last cursor received, so that its replay buffer lets go of what came before. */
   #acknowledgeCursor(cursor: number): void {
-    this.#sinceCursorAck = 0;
     if (this.#isResumable && this.socket) sendFrames(this.socket, [controlMessage(STREAM_ACK_METHOD, { cursor: String(cursor) })]);
   }
 
@@ -219,6 +216,7 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.isOver = true;
     clearTimeout(this.#timer);
     this.#aborter.abort();
     this.releaseWrite();

@@ -117,7 +117,13 @@ export class ReplayBuffer {
   }
 
   #drop(count: number): void {
-    for (let i = 0; i < count; i++) this.#bytes -= this.#texts[this.#head + i]!.length;
+    const texts = this.#texts;
+    for (let i = this.#head; i < this.#head + count; i++) {
+      this.#bytes -= texts[i]!.length;
+      // Let go of the text now: a dead prefix kept until the next compaction would hold up to
+      // 1,024 messages alive, long enough for the collector to copy and promote them.
+      texts[i] = '';
+    }
     this.#head += count;
     this.#first += count;
     // Compact once the dead prefix is as long as what is held.

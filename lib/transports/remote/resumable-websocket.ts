@@ -12,6 +12,7 @@ import { idKey, isRequest, isResponse, parseRouted } from './http-protocol';
 import { ReplayBuffer } from './replay-buffer';
 import { advertiseResumable, type ResumeSettings } from './resume-options';
 import {
+  AckSchedule,
   CURSOR_META_KEY,
   STREAM_ACK_METHOD,
   STREAM_RESUMED_METHOD,
@@ -24,9 +25,6 @@ import {
 } from './stream-cursor';
 import { sendFrames, SocketHoppingStream } from './socket-hopping-stream';
 import type { WebSocketStream } from './websocket-stream';
-
-/** The server acknowledges the client's messages after this many (so the client can forget them). */
-const ACK_EVERY = 128;
 
 /**
  * One resumable WebSocket connection on the server, as a byte stream of NDJSON lines.
@@ -43,7 +41,8 @@ export class ResumableServerStream extends SocketHoppingStream {
   readonly #settings: ResumeSettings;
   readonly #buffer: ReplayBuffer;
   #received = 0;
-  #sinceAck = 0;
+  /** When the client's messages are acknowledged (so that it forgets them). */
+  readonly #ack = new AckSchedule();
   /** The cursor of the next agent message (taken when it is stamped, or earlier by its writer). */
   #nextCursor = 1;
   #grace: NodeJS.Timeout | undefined;
@@ -146,13 +145,12 @@ export class ResumableServerStream extends SocketHoppingStream {
   }
 
   #onFrame(frame: Buffer): void {
-    if (this.destroyed || this.readableEnded) return;
+    if (this.isOver) return;
     if (isControlCandidate(frame) && this.#onControl(frame)) return;
     this.#received++;
     if (this.#initializeKey === undefined && !this.#isAdvertised) this.#watchInitialize(frame);
     this.deliver(frame);
-    if (++this.#sinceAck >= ACK_EVERY) {
-      this.#sinceAck = 0;
+    if (this.#ack.received(frame.length)) {
       if (this.socket) sendFrames(this.socket, [controlMessage(STREAM_ACK_METHOD, { received: this.#received })]);
     }
   }
@@ -194,9 +192,9 @@ export class ResumableServerStream extends SocketHoppingStream {
   protected override sendMessages(texts: string[], onDrain: () => void): boolean {
     const buffer = this.#buffer;
     for (let i = 0; i < texts.length; i++) {
-      const text = this.#advertise(texts[i]!);
-      buffer.append(text);
-      texts[i] = text;
+      // Until the `initialize` answer has gone out with the capability.
+      if (!this.#isAdvertised) texts[i] = this.#advertise(texts[i]!);
+      buffer.append(texts[i]!);
     }
     const socket = this.socket;
     return !socket || texts.length === 0 || sendFrames(socket, texts, onDrain);
@@ -204,7 +202,7 @@ export class ResumableServerStream extends SocketHoppingStream {
 
   /** The `initialize` answer gains the `transport.resumable` capability. */
   #advertise(line: string): string {
-    if (this.#isAdvertised || this.#initializeKey === undefined || !line.includes('"result"')) return line;
+    if (this.#initializeKey === undefined || !line.includes('"result"')) return line;
     const message = parseRouted(line);
     if (!message || !isResponse(message) || idKey(message.id) !== this.#initializeKey) return line;
     this.#isAdvertised = true;
@@ -221,6 +219,7 @@ export class ResumableServerStream extends SocketHoppingStream {
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.isOver = true;
     clearTimeout(this.#grace);
     this.#grace = undefined;
     this.releaseWrite();

@@ -14,16 +14,12 @@ import { pushFrame, type WebSocketStream } from './websocket-stream';
  * array over (see {@link MessagePort.sendMessages}); returns false when the socket is full (then
  * `onDrain` is called once it has taken them).
  *
+ * @remarks Straight through the socket's message port: these streams never write lines to their
+ * sockets, so nothing written as lines can be waiting in one.
  * @internal
  */
 export function sendFrames(socket: WebSocketStream, texts: string[], onDrain: () => void = ignore): boolean {
-  const port = socket[MESSAGE_PORT];
-  if (port.canSendMessages()) return port.sendMessages(texts, onDrain);
-  // Lines written before (never by these streams, which send only frames) go first.
-  let isFlowing = true;
-  for (const text of texts) isFlowing = socket.write(`${text}\n`) && isFlowing;
-  if (!isFlowing) socket.once('drain', onDrain);
-  return isFlowing;
+  return socket[MESSAGE_PORT].sendMessages(texts, onDrain);
 }
 
 /** Whether a line holds more than whitespace (the connection's own always do). */
@@ -52,9 +48,17 @@ export abstract class SocketHoppingStream extends Duplex {
   #onFrameOut: ((frame: Buffer) => void) | undefined;
   /** The message-level side door for the connection that owns this stream. */
   readonly [MESSAGE_PORT]: MessagePort;
+  /**
+   * Whether the stream is destroyed or its readable side has ended (frames received are then
+   * dropped). Its own flag, read on every frame: the `destroyed` and `readableEnded` getters are
+   * shared by every stream class of the process, where their property loads are megamorphic.
+   * Subclasses set it first thing in `_destroy` (which `destroy()` calls at once).
+   */
+  protected isOver = false;
 
   constructor() {
     super({ decodeStrings: false, allowHalfOpen: true });
+    this.once('end', () => (this.isOver = true));
     const stream = this;
     this[MESSAGE_PORT] = {
       receiveFrames: (onFrame) => {
