@@ -5,7 +5,7 @@
  *
  * @packageDocumentation
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Duplex } from 'node:stream';
 import type { Connection } from '../../connection/connection';
@@ -32,6 +32,7 @@ import {
 import { DEFAULT_MAX_PAYLOAD } from './limits';
 import { destroyAfterRead } from './going-away';
 import { SseParser } from './sse';
+import { SilenceWatch } from './http-silence';
 import { checkRemoteOptions, remoteConnection, type RemoteConnectionOptions } from './websocket';
 import { pushFrame } from './websocket-stream';
 
@@ -73,7 +74,9 @@ export class HttpClientStream extends Duplex {
   readonly #url: URL;
   readonly #options: HttpClientStreamOptions;
   readonly #agent: HttpAgent;
-  readonly #requests = new Set<{ destroy(): void }>();
+  readonly #requests = new Set<ClientRequest>();
+  /** Gives up the requests of a silent network (a resumable connection: `reconnect.silenceMs`). */
+  #silence: SilenceWatch | undefined;
   /** Sessions with an open (or opening) event stream, and when each is ready. */
   readonly #sessions = new Map<string, Promise<void>>();
   /** Agent request id key → the session stream it came on (its answer carries that header). */
@@ -156,6 +159,7 @@ export class HttpClientStream extends Duplex {
 
   #shutdown(): void {
     clearInterval(this.#heartbeat);
+    this.#silence?.stop();
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
     for (const request of this.#requests) request.destroy();
@@ -185,6 +189,9 @@ export class HttpClientStream extends Duplex {
     this.#isResumable = this.#options.reconnect !== undefined && resumableOf(body) !== undefined;
     const heartbeatMs = this.#heartbeatMs;
     if (heartbeatMs > 0) this.#heartbeat = setInterval(() => this.#beat(), heartbeatMs).unref();
+    // A resumable connection gives up a request on a silent socket (a dead network) and resumes.
+    const silenceMs = this.#isResumable ? (this.#options.reconnect?.silenceMs ?? 0) : 0;
+    if (silenceMs > 0) (this.#silence = new SilenceWatch(silenceMs, this.#requests)).start();
     this.#deliver(body);
     void this.#openEvents(undefined);
   }
@@ -440,9 +447,6 @@ export class HttpClientStream extends Duplex {
     const send = this.#url.protocol === 'https:' ? httpsRequest : httpRequest;
     const request = send(this.#url, { method, headers: all, agent: this.#agent }, onResponse);
     this.#hasSentSinceBeat = true;
-    // A resumable connection gives up a request on a silent socket (a dead network) and resumes.
-    const silenceMs = this.#isResumable ? (this.#options.reconnect?.silenceMs ?? 0) : 0;
-    if (silenceMs > 0) request.setTimeout(silenceMs, () => request.destroy(new Error(`nothing received for ${silenceMs} ms`)));
     this.#requests.add(request);
     request.once('close', () => this.#requests.delete(request));
     return request;

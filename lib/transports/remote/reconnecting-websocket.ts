@@ -74,7 +74,7 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
 
   #attach(socket: WebSocketStream): void {
     this.socket = socket;
-    socket[MESSAGE_PORT].receiveFrames((frame) => this.#onFrame(frame));
+    socket[MESSAGE_PORT].receiveFrames(this.#onFrame);
     let isNormal = false;
     let error: Error | undefined;
     socket.once('end', () => (isNormal = true));
@@ -92,7 +92,7 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
     socket.resume();
   }
 
-  #onFrame(frame: Buffer): void {
+  readonly #onFrame = (frame: Buffer): void => {
     if (this.isOver) return;
     if (isControlCandidate(frame) && this.#onControl(frame)) return;
     if (!this.#isResumable && resumableOf(frame.toString('utf8')) !== undefined) this.#isResumable = true;
@@ -105,7 +105,7 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
       if (this.#cursorAck.received(frame.length)) this.#acknowledgeCursor(cursor);
     }
     this.deliver(frame);
-  }
+  };
 
   /** Takes a frame that starts as a control message; true when it was the server's (which carry no cursor). */
   #onControl(frame: Buffer): boolean {

@@ -129,7 +129,7 @@ export class ResumableServerStream extends SocketHoppingStream {
   #attach(socket: WebSocketStream): void {
     this.socket = socket;
     if (this.#isGoingAway) socket.markGoingAway();
-    socket[MESSAGE_PORT].receiveFrames((frame) => this.#onFrame(frame));
+    socket[MESSAGE_PORT].receiveFrames(this.#onFrame);
     let isNormal = false;
     socket.once('end', () => (isNormal = true));
     socket.on('error', ignore);
@@ -144,7 +144,7 @@ export class ResumableServerStream extends SocketHoppingStream {
     socket.resume();
   }
 
-  #onFrame(frame: Buffer): void {
+  readonly #onFrame = (frame: Buffer): void => {
     if (this.isOver) return;
     if (isControlCandidate(frame) && this.#onControl(frame)) return;
     this.#received++;
@@ -153,7 +153,7 @@ export class ResumableServerStream extends SocketHoppingStream {
     if (this.#ack.received(frame.length)) {
       if (this.socket) sendFrames(this.socket, [controlMessage(STREAM_ACK_METHOD, { received: this.#received })]);
     }
-  }
+  };
 
   /** Takes a frame that starts as a control message; true when it was the client's `stream/ack` (its last cursor received). */
   #onControl(frame: Buffer): boolean {

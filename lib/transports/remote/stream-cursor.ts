@@ -429,7 +429,20 @@ function blankEntry(frame: Buffer, entry: number): number {
 export function takeCursor(frame: Buffer): number {
   const holder = frameHolderOf(frame);
   if (holder === -1 || !bytesAt(frame, holder + 1, META_OPEN)) return -1;
-  return blankEntry(frame, holder + 1 + META_OPEN.length);
+  const entry = holder + 1 + META_OPEN.length;
+  // The stamp's own `_meta` (nearly every message): read and blanked in one pass.
+  if (bytesAt(frame, entry, ENTRY_START)) {
+    const first = entry + ENTRY_START.length;
+    let i = first;
+    let n = 0;
+    for (let c = frame[i]! - 0x30; c >= 0 && c <= 9 && i < first + 15; c = frame[++i]! - 0x30) n = n * 10 + c;
+    if (i > first && frame[i] === QUOTE && frame[i + 1] === CLOSE_BRACE) {
+      const to = frame[i + 2] === COMMA ? i + 3 : i + 2;
+      for (let k = holder + 1; k < to; k++) frame[k] = SPACE;
+      return n;
+    }
+  }
+  return blankEntry(frame, entry);
 }
 
 /**
