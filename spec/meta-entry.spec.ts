@@ -8,6 +8,7 @@ import { PassThrough } from 'node:stream';
 import { type MetaEntrySource, notificationLine, notificationLineWithMeta, responseLine, responseLineWithMeta } from '../lib/framing/lines';
 import { MESSAGE_PORT, type MessagePort } from '../lib/framing/message-port';
 import { LineWriter } from '../lib/framing/writer';
+import { SerializationError } from '../lib/jsonrpc/errors';
 
 /** A source that hands out `"k":"1"`, `"k":"2"`, … and counts what it handed out. */
 function entries(): MetaEntrySource & { taken: number } {
@@ -43,7 +44,7 @@ describe('messages serialized with an output _meta entry', () => {
     expect(meta.taken).to.equal(1);
   });
 
-  it('writes it first where only a nested _meta or a string _meta is in the value (only an own _meta is its own), plain or class instance', () => {
+  it('writes it first where the value has no _meta of its own (a nested one, a string, an inherited one), plain or class instance', () => {
     const meta = entries();
     expect(responseLineWithMeta(1, undefined, { a: '_meta', b: { _meta: { x: 1 } } }, undefined, meta)).to.equal(
       '{"jsonrpc":"2.0","id":1,"result":{"_meta":{"k":"1"},"a":"_meta","b":{"_meta":{"x":1}}}}',
@@ -60,7 +61,11 @@ describe('messages serialized with an output _meta entry', () => {
     expect(responseLineWithMeta(3, undefined, Object.assign(Object.create(null) as object, { b: 2 }) as never, undefined, meta)).to.equal(
       '{"jsonrpc":"2.0","id":3,"result":{"_meta":{"k":"4"},"b":2}}',
     );
-    expect(meta.taken).to.equal(4);
+    // JSON.stringify writes no inherited member.
+    expect(responseLineWithMeta(4, undefined, Object.create({ _meta: { inherited: true } }) as never, undefined, meta)).to.equal(
+      '{"jsonrpc":"2.0","id":4,"result":{"_meta":{"k":"5"}}}',
+    );
+    expect(meta.taken).to.equal(5);
   });
 
   it('takes no entry where it cannot write it first into its own object: the port then stamps the whole message', () => {
@@ -79,6 +84,12 @@ describe('messages serialized with an output _meta entry', () => {
       expect(responseLineWithMeta(1, undefined, result as never, error, meta)).to.equal(responseLine(1, undefined, result as never, error));
     }
     expect(notificationLineWithMeta('m', [1], meta)).to.equal('{"jsonrpc":"2.0","method":"m","params":[1]}');
+    const throwing = {
+      get _meta(): never {
+        throw new Error('no _meta today');
+      },
+    };
+    expect(() => responseLineWithMeta(1, undefined, throwing as never, undefined, meta)).to.throw(SerializationError);
     expect(meta.taken).to.equal(0);
   });
 });

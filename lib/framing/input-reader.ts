@@ -107,7 +107,7 @@ export class InputReader {
     this.#decoder.write(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   };
 
-  readonly #onFrame = (frame: Buffer): void => this.#decoder.writeFrame(frame);
+  readonly #onFrame = (frame: Buffer, start: number): void => this.#decoder.writeFrame(frame, start);
 
   readonly #onEnd = (): void => {
     if (this.#events.isClosed()) return;

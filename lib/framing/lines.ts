@@ -37,27 +37,18 @@ export interface MetaEntrySource {
  * an array, no `toJSON` method, no own `_meta`) whose JSON is an object text; else `undefined`
  * (the output's port then puts the entry on the whole message).
  *
- * @remarks An own `_meta` is looked up on the value rather than searched for in its JSON: only a
- * top-level one matters, and `JSON.stringify` writes only own properties.
+ * @remarks An own `_meta` is looked up on the value rather than searched for in its JSON (its
+ * getter, if any, not called): only a top-level one matters, and `JSON.stringify` writes only own
+ * properties. Whatever the value's prototype, JSON that starts with `{` is an object text (a
+ * boxed primitive's is its value).
  * @throws SerializationError if `value` cannot be serialized
  */
 function metaHolderJson(value: unknown): string | undefined {
-  // A toJSON method would be called with another key than in the whole message.
   if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.hasOwn(value, '_meta')) return undefined;
+  // A toJSON method would be called with another key than in the whole message.
   if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return undefined;
   const json = encodeJson(value);
-  // A plain object's JSON is an object text; anything else is looked at (a boxed primitive's is its value).
-  const prototype: unknown = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null || json.charCodeAt(0) === OPEN_BRACE ? json : undefined;
-}
-
-/**
- * A message's text: `before` (its members up to the `params`/`result` key), then `json` (that
- * value's object text) with `entry` first in a `_meta` member of its own, then the message's `}`.
- */
-function withEntry(before: string, json: string, entry: string | undefined): string {
-  if (entry === undefined) return `${before}${json}}`;
-  return json.length === 2 ? `${before}{"_meta":{${entry}}}}` : `${before}{"_meta":{${entry}},${json.slice(1)}}`;
+  return json.charCodeAt(0) === OPEN_BRACE ? json : undefined;
 }
 
 /** The JSON text of an id: a number's own digits (what `JSON.stringify` writes for a finite one) without a call into the serializer. */
@@ -85,7 +76,13 @@ export function notificationLine(method: string, params: unknown): string {
 export function notificationLineWithMeta(method: string, params: unknown, meta: MetaEntrySource): string {
   const json = params === undefined ? undefined : metaHolderJson(params);
   if (json === undefined) return notificationLine(method, params);
-  return withEntry(`{"jsonrpc":"2.0","method":${encodeJson(method)},"params":`, json, meta.metaEntry());
+  const entry = meta.metaEntry();
+  const methodText = encodeJson(method);
+  if (entry === undefined) return `{"jsonrpc":"2.0","method":${methodText},"params":${json}}`;
+  // One template (see responseLineWithMeta).
+  return json.length === 2
+    ? `{"jsonrpc":"2.0","method":${methodText},"params":{"_meta":{${entry}}}}`
+    : `{"jsonrpc":"2.0","method":${methodText},"params":{"_meta":{${entry}},${json.slice(1)}}`;
 }
 
 /** The one `$/cancel_request` line for `id`. @internal */
@@ -126,5 +123,12 @@ export function responseLineWithMeta(
 ): string {
   const json = error === undefined ? metaHolderJson(result) : undefined;
   if (json === undefined) return responseLine(id, rawId, result, error);
-  return withEntry(`{"jsonrpc":"2.0","id":${rawId ?? idJson(id)},"result":`, json, meta.metaEntry());
+  const entry = meta.metaEntry();
+  const idText = rawId ?? idJson(id);
+  if (entry === undefined) return `{"jsonrpc":"2.0","id":${idText},"result":${json}}`;
+  // One template, `entry` first in a `_meta` of the result's own: each part joined once (joining
+  // the head first would make one more piece to flatten when the text is written).
+  return json.length === 2
+    ? `{"jsonrpc":"2.0","id":${idText},"result":{"_meta":{${entry}}}}`
+    : `{"jsonrpc":"2.0","id":${idText},"result":{"_meta":{${entry}},${json.slice(1)}}`;
 }

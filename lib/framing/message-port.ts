@@ -20,11 +20,13 @@
  */
 export interface MessagePort {
   /**
-   * From now on hands each received frame (one message's UTF-8 bytes, as received) to `onFrame`
-   * instead of pushing it as a line; `undefined` switches back. While frames are handed over,
-   * pausing the stream pauses the transport. Returns whether the switch was made.
+   * From now on hands each received frame to `onFrame` instead of pushing it as a line: one
+   * message's UTF-8 bytes, from `start` on (the bytes before are none of the message's: a
+   * transport may have taken something out of it in place); `undefined` switches back. While
+   * frames are handed over, pausing the stream pauses the transport. Returns whether the switch
+   * was made.
    */
-  receiveFrames(onFrame: ((frame: Buffer) => void) | undefined): boolean;
+  receiveFrames(onFrame: ((frame: Buffer, start: number) => void) | undefined): boolean;
   /**
    * Whether messages may be sent with {@link MessagePort.sendMessages} now: nothing written
    * before is still queued in the stream (so a message cannot overtake it).

@@ -101,15 +101,16 @@ export class LineDecoder {
   }
 
   /**
-   * Feeds one whole message-framed frame (a WebSocket text frame): decoded as one line, as
-   * `write(frameToLine(frame))` would, without copying it to append a newline.
+   * Feeds one whole message-framed frame (a WebSocket text frame), its bytes from `start` on:
+   * decoded as one line, as `write(frameToLine(frame))` would, without copying it to append a
+   * newline.
    *
    * @remarks Only for a decoder fed nothing but frames: a partial line written before would be
    * joined to it.
    */
-  writeFrame(frame: Buffer): void {
-    if (frame.indexOf(NEWLINE) === -1) return this.#line(frame, 0, frame.length);
-    const line = frameToLine(frame);
+  writeFrame(frame: Buffer, start = 0): void {
+    if (frame.indexOf(NEWLINE, start) === -1) return this.#line(frame, start, frame.length);
+    const line = frameToLine(start === 0 ? frame : frame.subarray(start));
     if (line !== undefined) this.write(line);
   }
 

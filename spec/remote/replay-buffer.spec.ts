@@ -13,7 +13,7 @@ import {
   isControlCandidate,
   stampCursor,
   takeCursor,
-  takeCursorFromText,
+  TakenCursor,
 } from '../../lib/transports/remote/stream-cursor';
 import { seededRandom } from '../helpers/random';
 
@@ -195,69 +195,78 @@ describe('stream cursors on message text', () => {
 });
 
 describe('stream cursors on frames (the client)', () => {
-  const frameOf = (text: string): Buffer => Buffer.from(text);
+  /** Takes the cursor out of the frame of `text`: the cursor, where the message starts, and its text then. */
+  const take = (text: string): { cursor: number | undefined; start: number; text: string } => {
+    const frame = Buffer.from(text);
+    const taken = new TakenCursor();
+    takeCursor(frame, taken);
+    return { cursor: taken.cursor, start: taken.start, text: frame.subarray(taken.start).toString() };
+  };
 
-  it('takes the cursor out of a stamped answer or notification: the message parses as the agent sent it', () => {
+  it('takes the stamp first in params/result out by moving the bytes before it: the message parses as the agent sent it', () => {
     for (const line of [
       '{"jsonrpc":"2.0","id":12,"result":{"text":"hé, \\"quoted\\"","n":[1,{"a":{}}]}}',
       '{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"n":1.50}}}',
       '{"jsonrpc":"2.0","id":"req-1","method":"fs/read_text_file","params":{"path":"/x"}}',
       '{"jsonrpc":"2.0","id":3,"result":{}}',
+      '{"result":{"a":1},"jsonrpc":"2.0","id":4}',
+      '{"jsonrpc":"2.0","x":[1],"params":{"a":1}}',
+      '{"jsonrpc":"2.0","i\\u0064":5,"result":{"a":1}}',
     ]) {
-      const frame = frameOf(stampCursor(line, 41));
-      expect(takeCursor(frame)).to.equal(41);
-      expect(JSON.parse(frame.toString())).to.deep.equal(JSON.parse(line));
-      expect(frame.toString()).not.to.include('acp/cursor');
+      const taken = take(stampCursor(line, 41));
+      expect(taken.cursor, line).to.equal(41);
+      expect(taken.start, line).to.be.greaterThan(0);
+      expect(taken.text, line).to.equal(line);
     }
   });
 
   it("takes only the cursor out of an agent's own _meta, which keeps its members", () => {
-    const frame = frameOf(stampCursor('{"jsonrpc":"2.0","method":"m","params":{"_meta":{"trace":"t"},"a":1}}', 7));
-    expect(takeCursor(frame)).to.equal(7);
-    expect(JSON.parse(frame.toString()).params).to.deep.equal({ _meta: { trace: 't' }, a: 1 });
+    const taken = take(stampCursor('{"jsonrpc":"2.0","method":"m","params":{"_meta":{"trace":"t"},"a":1}}', 7));
+    expect(taken.cursor).to.equal(7);
+    expect(JSON.parse(taken.text).params).to.deep.equal({ _meta: { trace: 't' }, a: 1 });
   });
 
-  it("takes it out of an error answer's own _meta and from inside an agent's _meta, leaving valid JSON", () => {
+  it("takes it out of an error answer's own _meta, from inside an agent's _meta and from behind other members, leaving valid JSON", () => {
     for (const line of [
       '{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"no"}}',
       '{"jsonrpc":"2.0","id":1,"result":null}',
       '{"jsonrpc":"2.0","method":"m","params":{"a":1,"_meta":{"t":1}}}',
       '{"jsonrpc":"2.0","method":"m","params":{"a":1,"_meta":{}}}',
       '{"jsonrpc":"2.0","method":"m","params":{"a":1,"_meta":{},"b":2}}',
+      '{"jsonrpc":"2.0","a":[{"x":1}],"params":{"b":1}}',
+      '{"jsonrpc":"2.0","id":5,"s":"{\\"result\\":{","result":{"a":1}}',
+      '{ "jsonrpc":"2.0", "id":1,"result": {"a":1}}',
     ]) {
-      const stamped = stampCursor(line, 12);
-      const frame = frameOf(stamped);
-      expect(takeCursor(frame), line).to.equal(-1);
-      expect(takeCursorFromText(frame, stamped), line).to.equal(12);
-      expect(JSON.parse(frame.toString()), line).to.deep.equal(JSON.parse(line));
+      const taken = take(stampCursor(line, 12));
+      expect(taken.cursor, line).to.equal(12);
+      expect(taken.text, line).not.to.include('acp/cursor');
+      expect(JSON.parse(taken.text), line).to.deep.equal(JSON.parse(line));
     }
-    expect(takeCursorFromText(frameOf('{"id":1,"result":{"a":1}}'), '{"id":1,"result":{"a":1}}')).to.equal(undefined);
   });
 
-  it('leaves a frame whose cursor is elsewhere, or that has none, unchanged (-1): the text is read then', () => {
+  it('finds no cursor where none was stamped, whatever looks like one elsewhere, and leaves the frame as it is', () => {
     for (const text of [
-      stampCursor('{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"no"}}', 5),
-      stampCursor('{"jsonrpc":"2.0","id":1,"result":null}', 5),
-      stampCursor('{"jsonrpc":"2.0","x":[1],"params":{"a":1}}', 5),
-      stampCursor('{"jsonrpc":"2.0","i\\u0064":1,"result":{"a":1}}', 5),
       '{"jsonrpc":"2.0","id":1,"result":{"a":1}}',
       '{"jsonrpc":"2.0","id":1,"result":{"_meta":{"acp/cursor":"x1"}}}',
       '{"jsonrpc":"2.0","id":1,"myresult":{"_meta":{"acp/cursor":"9"}},"result":{"a":1}}',
       '{"jsonrpc":"2.0","x\\"result":{"_meta":{"acp/cursor":"9"}},"result":{"a":1}}',
+      '{"jsonrpc":"2.0","id":1,"a":{"result":{"_meta":{"acp/cursor":"9"}}},"result":{"b":1}}',
+      '{"jsonrpc":"2.0","id":1,"s":"x\\",\\"result\\":{\\"_meta\\":{\\"acp/cursor\\":\\"9\\"}}"}',
       '{"jsonrpc":"2.0","id":1,"x":"\\"result\\":{\\"_meta\\":{\\"acp/cursor\\":\\"9\\"}}","result":{"a":1}}',
-      '{"jsonrpc":"2.0","id":1,"result":{"_meta":{"acp/cursor":"1"',
-      '{"jsonrpc":"2.0","id":1,"res',
-      'not json',
-      '',
     ]) {
-      const frame = frameOf(text);
-      expect(takeCursor(frame), text).to.equal(-1);
-      expect(frame.toString()).to.equal(text);
+      expect(take(text), text).to.deep.equal({ cursor: undefined, start: 0, text });
     }
-    expect(cursorNumberOf(stampCursor('{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"no"}}', 5))).to.equal(5);
   });
 
-  it('takes the cursor out of any stamped message, the slower way where it is not first (seeded shapes)', () => {
+  it('leaves a frame that is not a whole JSON object as it is (the connection then reports it)', () => {
+    for (const text of ['{"jsonrpc":"2.0","id":1,"result":{"_meta":{"acp/cursor":"1"', '{"jsonrpc":"2.0","id":1,"res', 'not json', '']) {
+      const taken = take(text);
+      expect(taken.start, text).to.equal(0);
+      expect(taken.text, text).to.equal(text);
+    }
+  });
+
+  it('takes the cursor out of any stamped message (seeded shapes)', () => {
     const random = seededRandom(20261202);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
     for (let n = 1; n <= 2000; n++) {
@@ -266,25 +275,18 @@ describe('stream cursors on frames (the client)', () => {
       const holder = pick(['params', 'result', 'error']);
       const body = pick(['{}', '{"a":1}', '{"_meta":{"k":"v"},"t":"\\u00e9\\""}', '{"t":"}{,\\"_meta\\""}', '[1]', 'null']);
       const line = `{${space}"jsonrpc":"2.0",${space}${head},"${holder}":${space}${body}}`;
-      const stamped = stampCursor(line, n);
-      const frame = frameOf(stamped);
-      const taken = takeCursor(frame);
-      if (taken === -1) {
-        expect(frame.toString(), line).to.equal(stamped);
-        expect(takeCursorFromText(frame, stamped), line).to.equal(n);
-      } else {
-        expect(taken, line).to.equal(n);
-      }
-      expect(JSON.parse(frame.toString()), line).to.deep.equal(JSON.parse(line));
+      const taken = take(stampCursor(line, n));
+      expect(taken.cursor, line).to.equal(n);
+      expect(JSON.parse(taken.text), line).to.deep.equal(JSON.parse(line));
     }
   });
 
   it('tells control messages from agent messages by their first bytes', () => {
-    expect(isControlCandidate(frameOf(controlMessage(STREAM_ACK_METHOD, { received: 3 })))).to.equal(true);
-    expect(isControlCandidate(frameOf('{"jsonrpc":"2.0","method":"stream/x"}'))).to.equal(true);
-    expect(isControlCandidate(frameOf('{"jsonrpc":"2.0","method":"session/update","params":{}}'))).to.equal(false);
-    expect(isControlCandidate(frameOf('{"jsonrpc":"2.0","id":1,"method":"stream/ack"}'))).to.equal(false);
-    expect(isControlCandidate(frameOf('{"jsonrpc":"2.0"}'))).to.equal(false);
+    expect(isControlCandidate(Buffer.from(controlMessage(STREAM_ACK_METHOD, { received: 3 })))).to.equal(true);
+    expect(isControlCandidate(Buffer.from('{"jsonrpc":"2.0","method":"stream/x"}'))).to.equal(true);
+    expect(isControlCandidate(Buffer.from('{"jsonrpc":"2.0","method":"session/update","params":{}}'))).to.equal(false);
+    expect(isControlCandidate(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"stream/ack"}'))).to.equal(false);
+    expect(isControlCandidate(Buffer.from('{"jsonrpc":"2.0"}'))).to.equal(false);
   });
 });
 

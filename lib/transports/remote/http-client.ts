@@ -11,7 +11,7 @@ import { Duplex } from 'node:stream';
 import type { Connection } from '../../connection/connection';
 import { HttpStatusError, ResumeFailedError, ServerGoingAwayError } from './errors';
 import { backoffDelay, reconnectSettings, resumableOf, type ReconnectOptions, type ReconnectSettings } from './resume-options';
-import { takeCursor, takeCursorFromText } from './stream-cursor';
+import { takeCursor, TakenCursor } from './stream-cursor';
 import {
   EVENT_STREAM_CONTENT_TYPE,
   HEADER_CLIENT_SEQ,
@@ -93,6 +93,8 @@ export class HttpClientStream extends Duplex {
   #seq = 0;
   /** The last cursor received on each event stream ('' for the connection's own). */
   readonly #cursors = new Map<string, number>();
+  /** What was taken out of the event received last. */
+  readonly #taken = new TakenCursor();
   /** The last event id told to the server, by stream (see {@link HEADER_EVENTS_RECEIVED}). */
   readonly #acknowledged = new Map<string, number>();
   /** Backoff timers of the attempts under way (several streams and a POST may retry at once). */
@@ -391,8 +393,14 @@ export class HttpClientStream extends Duplex {
   }
 
   #onEvent(data: string, sessionId: string | undefined): void {
-    const frame = Buffer.from(data, 'utf8');
-    if (this.#isResumable && this.#isReplayed(frame, data, sessionId ?? '')) return;
+    let frame = Buffer.from(data, 'utf8');
+    if (this.#isResumable) {
+      // The cursor is taken out of the frame the connection reads (`data` keeps it).
+      const taken = this.#taken;
+      takeCursor(frame, taken);
+      if (this.#isReplayed(taken.cursor, sessionId ?? '')) return;
+      if (taken.start > 0) frame = frame.subarray(taken.start);
+    }
     const message = parseRouted(data);
     if (message !== undefined) {
       const created = resultSessionIdOf(message);
@@ -406,13 +414,8 @@ export class HttpClientStream extends Duplex {
     this.#deliverFrame(frame);
   }
 
-  /**
-   * Whether an event is one already received on its stream (its cursor is not after the last
-   * one). Its cursor is taken out of `frame` (see {@link takeCursor}; `data` is its text).
-   */
-  #isReplayed(frame: Buffer, data: string, stream: string): boolean {
-    const taken = takeCursor(frame);
-    const n = taken === -1 ? takeCursorFromText(frame, data) : taken;
+  /** Whether an event whose cursor is `n` is one already received on its stream (its cursor is not after the last one). */
+  #isReplayed(n: number | undefined, stream: string): boolean {
     if (n === undefined) return false;
     const last = this.#cursors.get(stream);
     if (last !== undefined && n <= last) return true;

@@ -21,7 +21,7 @@ import {
   cursorNumberOf,
   isControlCandidate,
   takeCursor,
-  takeCursorFromText,
+  TakenCursor,
 } from './stream-cursor';
 import { sendFrames, SocketHoppingStream } from './socket-hopping-stream';
 import type { WebSocketStream } from './websocket-stream';
@@ -53,6 +53,8 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
   #sentBase = 0;
   /** The cursor of the last message received (`undefined`: none yet). */
   #lastCursor: number | undefined;
+  /** What was taken out of the frame received last. */
+  readonly #taken = new TakenCursor();
   /** When the cursors received are acknowledged (so that the server's replay buffer lets them go). */
   readonly #cursorAck = new AckSchedule();
   #isResumable = false;
@@ -96,15 +98,16 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
     if (this.isOver) return;
     if (isControlCandidate(frame) && this.#onControl(frame)) return;
     if (!this.#isResumable && resumableOf(frame.toString('utf8')) !== undefined) this.#isResumable = true;
-    let cursor: number | undefined = takeCursor(frame);
-    if (cursor === -1) cursor = takeCursorFromText(frame, frame.toString('utf8'));
+    const taken = this.#taken;
+    takeCursor(frame, taken);
+    const cursor = taken.cursor;
     if (cursor !== undefined) {
       // A replay of a message received before.
       if (this.#lastCursor !== undefined && cursor <= this.#lastCursor) return;
       this.#lastCursor = cursor;
       if (this.#cursorAck.received(frame.length)) this.#acknowledgeCursor(cursor);
     }
-    this.deliver(frame);
+    this.deliver(frame, taken.start);
   };
 
   /** Takes a frame that starts as a control message; true when it was the server's (which carry no cursor). */

@@ -149,7 +149,7 @@ export class ResumableServerStream extends SocketHoppingStream {
     if (isControlCandidate(frame) && this.#onControl(frame)) return;
     this.#received++;
     if (this.#initializeKey === undefined && !this.#isAdvertised) this.#watchInitialize(frame);
-    this.deliver(frame);
+    this.deliver(frame, 0);
     if (this.#ack.received(frame.length)) {
       if (this.socket) sendFrames(this.socket, [controlMessage(STREAM_ACK_METHOD, { received: this.#received })]);
     }

@@ -45,7 +45,7 @@ export abstract class SocketHoppingStream extends Duplex {
   #partial = '';
   #heldWrite: (() => void) | undefined;
   /** Where frames go instead of being pushed as lines (a connection that owns this stream). */
-  #onFrameOut: ((frame: Buffer) => void) | undefined;
+  #onFrameOut: ((frame: Buffer, start: number) => void) | undefined;
   /** The message-level side door for the connection that owns this stream. */
   readonly [MESSAGE_PORT]: MessagePort;
   /**
@@ -85,10 +85,10 @@ export abstract class SocketHoppingStream extends Duplex {
     return this.sendLines(texts, onDrain);
   }
 
-  /** Hands a frame received to the connection that owns this stream, or pushes it as a line. */
-  protected deliver(frame: Buffer): void {
-    if (this.#onFrameOut) this.#onFrameOut(frame);
-    else if (!pushFrame(this, frame)) this.socket?.pause();
+  /** Hands a frame received (its message from `start` on) to the connection that owns this stream, or pushes it as a line. */
+  protected deliver(frame: Buffer, start: number): void {
+    if (this.#onFrameOut) this.#onFrameOut(frame, start);
+    else if (!pushFrame(this, start === 0 ? frame : frame.subarray(start))) this.socket?.pause();
   }
 
   /** Lets the write held while the socket was full or missing complete. */

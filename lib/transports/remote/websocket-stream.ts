@@ -84,7 +84,7 @@ export class WebSocketStream extends Duplex {
   /** Text written after the last newline: the start of a line still to come. */
   #partial = '';
   /** Where frames go instead of being pushed as lines (see {@link MessagePort.receiveFrames}). */
-  #onFrame: ((frame: Buffer) => void) | undefined;
+  #onFrame: ((frame: Buffer, start: number) => void) | undefined;
   /** Sends over the high-water mark so far: only the latest one's completion reports the drain. */
   #fullSends = 0;
   /** The message-level side door for the connection that owns this stream. */
@@ -131,7 +131,7 @@ export class WebSocketStream extends Duplex {
       return;
     }
     const frame = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-    if (this.#onFrame) this.#onFrame(frame);
+    if (this.#onFrame) this.#onFrame(frame, 0);
     else if (!pushFrame(this, frame)) this.#ws.pause();
   };
 
