@@ -291,11 +291,11 @@ describe('stream cursors on frames (the client)', () => {
 });
 
 describe('AckSchedule (when a resumable WebSocket side acknowledges)', () => {
-  it('is due at every 512th small message, and not before', () => {
+  it('is due at every 256th small message, and not before', () => {
     const schedule = new AckSchedule();
     const due: number[] = [];
     for (let n = 1; n <= 1100; n++) if (schedule.received(100)) due.push(n);
-    expect(due).to.deep.equal([512, 1024]);
+    expect(due).to.deep.equal([256, 512, 768, 1024]);
   });
 
   it('is due sooner once the messages since the last acknowledgement reach 1 MiB, and counts again from there', () => {

@@ -44,7 +44,7 @@ describe('Resumable WebSocket wire (raw client)', () => {
   const open = bench.open;
   const parse = (line: string): Record<string, unknown> => JSON.parse(line) as Record<string, unknown>;
 
-  it('stamps each agent message with its cursor, advertises the capability, and acknowledges every 512 client messages', async () => {
+  it('stamps each agent message with its cursor, advertises the capability, and acknowledges every 256 client messages', async () => {
     const socket = await open();
     socket.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 1 } });
     const init = parse(await socket.lines.take());
@@ -52,9 +52,9 @@ describe('Resumable WebSocket wire (raw client)', () => {
     const result = init.result as { _meta: unknown; agentCapabilities: { transport: unknown } };
     expect(result._meta).to.deep.equal({ 'acp/cursor': '1' });
     expect(result.agentCapabilities.transport).to.deep.equal({ resumable: { retentionMessages: 4, retentionSeconds: 300 } });
-    for (let i = 0; i < 511; i++) socket.send({ jsonrpc: '2.0', method: '_test/note', params: { i } });
+    for (let i = 0; i < 255; i++) socket.send({ jsonrpc: '2.0', method: '_test/note', params: { i } });
     socket.send({ jsonrpc: '2.0', id: 2, method: '_test/echo', params: { x: 1 } });
-    expect(parse(await socket.lines.take())).to.deep.equal({ jsonrpc: '2.0', method: 'stream/ack', params: { received: 512 } });
+    expect(parse(await socket.lines.take())).to.deep.equal({ jsonrpc: '2.0', method: 'stream/ack', params: { received: 256 } });
     expect(parse(await socket.lines.take())).to.deep.equal({ jsonrpc: '2.0', id: 2, result: { _meta: { 'acp/cursor': '2' }, x: 1 } });
   });
 

@@ -34,8 +34,12 @@ export const STREAM_RESUME_FAILED_METHOD = 'stream/resume_failed';
  */
 export const STREAM_ACK_METHOD = 'stream/ack';
 
-/** A resumable WebSocket's side acknowledges what it received after this many messages… */
-const ACK_EVERY_MESSAGES = 512;
+/**
+ * A resumable WebSocket's side acknowledges what it received after this many messages… (so few
+ * that what the other side keeps rarely lives through two young collections, which would move it
+ * to the old generation: 512 cost about 0.7k instructions a round trip more in `bench/resume-ops.ts`)
+ */
+const ACK_EVERY_MESSAGES = 256;
 /** …or after this many bytes of them, whichever comes first (bounding what the other side keeps). */
 const ACK_EVERY_BYTES = 1024 * 1024;
 
