@@ -108,7 +108,7 @@ export class LineDecoder {
    * @remarks Only for a decoder fed nothing but frames: a partial line written before would be
    * joined to it.
    */
-  writeFrame(frame: Buffer, start = 0): void {
+  writeFrame(frame: Buffer, start: number): void {
     if (frame.indexOf(NEWLINE, start) === -1) return this.#line(frame, start, frame.length);
     const line = frameToLine(start === 0 ? frame : frame.subarray(start));
     if (line !== undefined) this.write(line);
