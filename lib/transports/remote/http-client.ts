@@ -401,7 +401,9 @@ export class HttpClientStream extends Duplex {
       if (this.#isReplayed(taken.cursor, sessionId ?? '')) return;
       if (taken.start > 0) frame = frame.subarray(taken.start);
     }
-    const message = parseRouted(data);
+    // Routing reads a session stream's requests, and answers that carry a `sessionId` (whose key is
+    // in the text as such unless it is escaped): any other event goes to the connection unparsed.
+    const message = sessionId !== undefined || data.includes('"sessionId"') || data.includes('\\') ? parseRouted(data) : undefined;
     if (message !== undefined) {
       const created = resultSessionIdOf(message);
       // Open a new session's stream at once, so that its first updates are not held on the server.
