@@ -4,10 +4,11 @@
  */
 import { expect } from 'chai';
 import { sseEventData } from '../../lib/transports/remote/sse';
+import { seededRandom } from '../helpers/random';
 
-async function eventsOf(chunks: readonly string[], maxBytes = 1024): Promise<string[]> {
+async function eventsOf(chunks: readonly (string | Uint8Array)[], maxBytes = 1024): Promise<string[]> {
   async function* body(): AsyncGenerator<Uint8Array> {
-    for (const chunk of chunks) yield Buffer.from(chunk);
+    for (const chunk of chunks) yield typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
   }
   const events: string[] = [];
   for await (const data of sseEventData(body(), maxBytes)) events.push(data);
@@ -27,5 +28,37 @@ describe('sseEventData()', () => {
   it('throws RangeError for an event over maxBytes', async () => {
     const error = await eventsOf([`data: ${'x'.repeat(64)}\n\n`], 16).then(undefined, (e: unknown) => e);
     expect(error).to.be.instanceOf(RangeError);
+  });
+
+  it('yields exactly the events written, for 300 seeded streams of mixed line ends cut into chunks anywhere (inside a CRLF or a UTF-8 character too)', async () => {
+    const random = seededRandom(7);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const characters = ['a', 'b', ' ', ':', '{', '"', 'é', '€', '😀'];
+    for (let stream = 0; stream < 300; stream++) {
+      const expected: string[] = [];
+      let text = '';
+      let previousEnd = '';
+      // A blank line right after a CR that ends with LF would be read as that CR's CRLF.
+      const end = (isBlank: boolean): string =>
+        (previousEnd = isBlank && previousEnd === '\r' ? pick(['\r', '\r\n']) : pick(['\n', '\r\n', '\r']));
+      for (let event = 1 + Math.floor(random() * 4); event > 0; event--) {
+        const lines = Array.from({ length: 1 + Math.floor(random() * 3) }, () =>
+          Array.from({ length: Math.floor(random() * 12) }, () => pick(characters)).join(''),
+        );
+        if (random() < 0.3) text += `: keep-alive${end(false)}`;
+        if (random() < 0.5) text += `id: ${stream}${end(false)}`;
+        for (const line of lines) text += `data: ${line}${end(false)}`;
+        text += end(true);
+        expected.push(lines.join('\n'));
+      }
+      const bytes = Buffer.from(text);
+      const chunks: Uint8Array[] = [];
+      for (let at = 0; at < bytes.length; ) {
+        const size = 1 + Math.floor(random() * 12);
+        chunks.push(bytes.subarray(at, at + size));
+        at += size;
+      }
+      expect(await eventsOf(chunks), JSON.stringify(text)).to.deep.equal(expected);
+    }
   });
 });

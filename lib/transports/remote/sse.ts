@@ -42,18 +42,23 @@ export class SseParser {
   write(chunk: Uint8Array): void {
     let text = this.#rest + this.#decoder.decode(chunk, { stream: true });
     // A CRLF split across chunks: the LF was already taken as the end of the line.
-    if (this.#wasCarriageReturn && text.startsWith('\n')) text = text.slice(1);
+    if (this.#wasCarriageReturn && text.charCodeAt(0) === 0x0a) text = text.slice(1);
     this.#wasCarriageReturn = false;
+    // Line ends found by native searches (a loop over each character in JavaScript costs tens of
+    // instructions a character): the next LF and the next CR, each searched again once passed.
     let start = 0;
-    for (let i = 0; i < text.length; i++) {
-      const c = text.charCodeAt(i);
-      if (c !== 0x0a && c !== 0x0d) continue;
-      this.#line(text.slice(start, i));
-      if (c === 0x0d) {
-        if (i + 1 === text.length) this.#wasCarriageReturn = true;
-        else if (text.charCodeAt(i + 1) === 0x0a) i++;
+    let lf = text.indexOf('\n');
+    let cr = text.indexOf('\r');
+    while (lf !== -1 || cr !== -1) {
+      const end = cr === -1 || (lf !== -1 && lf < cr) ? lf : cr;
+      this.#line(text.slice(start, end));
+      start = end + 1;
+      if (end === cr) {
+        if (start === text.length) this.#wasCarriageReturn = true;
+        else if (start === lf) start++;
+        cr = text.indexOf('\r', start);
       }
-      start = i + 1;
+      if (lf !== -1 && lf < start) lf = text.indexOf('\n', start);
     }
     this.#rest = text.slice(start);
     if (this.#rest.length > this.#maxBytes + 16) {
