@@ -1,7 +1,8 @@
 /**
- * The Streamable HTTP client's event streams arrive on separate HTTP responses (through a load
- * balancer, separate connections), so their ends may arrive in any order: a raw server that ends
- * the connection's stream before a session's last answer.
+ * The Streamable HTTP client's event streams against raw servers: it opens a session's stream for
+ * an answer that names the session (even with an escaped key), and since the streams arrive on
+ * separate HTTP responses (through a load balancer, separate connections), their ends may arrive in
+ * any order: a server that ends the connection's stream before a session's last answer.
  */
 import { expect } from 'chai';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -25,20 +26,22 @@ function openEventStream(response: ServerResponse): void {
   response.flushHeaders();
 }
 
-/**
- * A server of one connection `c1` with one session `s1` that answers `session/prompt` by ending
- * the connection's event stream first, then writing the answer on the session's and ending it.
- */
-function closingServer(): Server {
-  let connectionStream: ServerResponse | undefined;
-  let sessionStream: ServerResponse | undefined;
+/** What a {@link rawServer} does beyond `initialize`, `DELETE` and opening event streams. */
+interface RawServerHandlers {
+  /** An event stream was opened: the connection's, or with `sessionId` a session's. */
+  onStream(response: ServerResponse, sessionId: string | undefined): void;
+  /** A message was posted (and answered 202) after `initialize`. */
+  onMessage(message: { id?: number; method?: string }): void;
+}
+
+/** A raw Streamable HTTP server of one connection `c1`: `initialize` answered in its POST's body. */
+function rawServer(handlers: RawServerHandlers): Server {
   return createServer((request, response) => {
     if (request.method === 'DELETE') return void response.writeHead(200).end();
     if (request.method === 'GET') {
       openEventStream(response);
-      if (request.headers['acp-session-id'] === 's1') sessionStream = response;
-      else connectionStream = response;
-      return;
+      const sessionId = request.headers['acp-session-id'];
+      return handlers.onStream(response, typeof sessionId === 'string' ? sessionId : undefined);
     }
     void bodyOf(request).then((message) => {
       if (message.method === 'initialize') {
@@ -46,6 +49,24 @@ function closingServer(): Server {
         return response.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: 2 } }));
       }
       response.writeHead(202).end();
+      handlers.onMessage(message);
+    });
+  });
+}
+
+/**
+ * A server of one connection `c1` with one session `s1` that answers `session/prompt` by ending
+ * the connection's event stream first, then writing the answer on the session's and ending it.
+ */
+function closingServer(): Server {
+  let connectionStream: ServerResponse | undefined;
+  let sessionStream: ServerResponse | undefined;
+  return rawServer({
+    onStream: (response, sessionId) => {
+      if (sessionId === 's1') sessionStream = response;
+      else connectionStream = response;
+    },
+    onMessage: (message) => {
       if (message.method === 'session/new') event(connectionStream!, { jsonrpc: '2.0', id: message.id, result: { sessionId: 's1' } });
       if (message.method === 'session/prompt') {
         connectionStream!.end();
@@ -54,14 +75,14 @@ function closingServer(): Server {
           sessionStream!.end();
         }, 50);
       }
-    });
+    },
   });
 }
 
 /**
  * A server of one connection `c1` that answers `session/new` on the connection's event stream with
- * `answerText` (its id spliced in) and resolves `sessionGet` with the session id of the first
- * event stream opened for a session.
+ * `answerText` (its id spliced in), and tells `sessionGet` the session id of each event stream
+ * opened for a session.
  */
 function sessionServer(answerText: (id: number) => string, sessionGet: (sessionId: string) => void): Server {
   let connectionStream: ServerResponse | undefined;
@@ -71,29 +92,20 @@ function sessionServer(answerText: (id: number) => string, sessionGet: (sessionI
     if (connectionStream) connectionStream.write(`data: ${text}\n\n`);
     else waiting.push(text);
   };
-  return createServer((request, response) => {
-    if (request.method === 'DELETE') return void response.writeHead(200).end();
-    if (request.method === 'GET') {
-      openEventStream(response);
-      const sessionId = request.headers['acp-session-id'];
-      if (typeof sessionId === 'string') return sessionGet(sessionId);
+  return rawServer({
+    onStream: (response, sessionId) => {
+      if (sessionId !== undefined) return sessionGet(sessionId);
       connectionStream = response;
       for (const text of waiting.splice(0)) send(text);
-      return;
-    }
-    void bodyOf(request).then((message) => {
-      if (message.method === 'initialize') {
-        response.writeHead(200, { 'Content-Type': 'application/json', 'Acp-Connection-Id': 'c1' });
-        return response.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: 2 } }));
-      }
-      response.writeHead(202).end();
+    },
+    onMessage: (message) => {
       if (message.method === 'echo') send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { echoed: true } }));
       if (message.method === 'session/new') send(answerText(message.id!));
-    });
+    },
   });
 }
 
-describe('connectHttp(): the session streams it opens', () => {
+describe('connectHttp() against a raw server', () => {
   let server: Server | undefined;
   let client: Connection | undefined;
 
@@ -103,52 +115,49 @@ describe('connectHttp(): the session streams it opens', () => {
     await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
   });
 
-  async function start(answerText: (id: number) => string): Promise<{ sessionGet: Promise<string> }> {
-    const sessionGet = deferred<string>();
-    server = sessionServer(answerText, sessionGet.resolve);
-    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-    client = connectHttp(`http://127.0.0.1:${(server.address() as AddressInfo).port}/acp`);
+  /** Serves `raw` on 127.0.0.1 and connects an initialized client to it. */
+  async function connectTo(raw: Server): Promise<Connection> {
+    server = raw;
+    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+    client = connectHttp(`http://127.0.0.1:${(raw.address() as AddressInfo).port}/acp`);
     await client.sendRequest('initialize', { protocolVersion: 2 });
-    // Wrapped: an async function returning the promise itself would wait for it.
-    return { sessionGet: sessionGet.promise };
+    return client;
   }
 
-  it('opens the stream of a session whose answer writes its sessionId key escaped (\\u0049 for I)', async () => {
-    const { sessionGet } = await start((id) => `{"jsonrpc":"2.0","id":${id},"result":{"session\\u0049d":"s1"}}`);
-    expect(await client!.sendRequest('session/new', { cwd: '/', mcpServers: [] })).to.deep.equal({ sessionId: 's1' });
-    expect(await sessionGet).to.equal('s1');
+  describe('the session streams it opens', () => {
+    /** A {@link sessionServer} and its client; `sessionGet`: the first session stream's id. */
+    async function start(answerText: (id: number) => string): Promise<{ sessionGet: Promise<string> }> {
+      const sessionGet = deferred<string>();
+      await connectTo(sessionServer(answerText, sessionGet.resolve));
+      // Wrapped: an async function returning the promise itself would wait for it.
+      return { sessionGet: sessionGet.promise };
+    }
+
+    it('opens the stream of a session whose answer writes its sessionId key escaped (\\u0049 for I)', async () => {
+      const { sessionGet } = await start((id) => `{"jsonrpc":"2.0","id":${id},"result":{"session\\u0049d":"s1"}}`);
+      expect(await client!.sendRequest('session/new', { cwd: '/', mcpServers: [] })).to.deep.equal({ sessionId: 's1' });
+      expect(await sessionGet).to.equal('s1');
+    });
+
+    it('delivers an answer without a sessionId (not parsed for routing) and opens the stream of a session named as such', async () => {
+      let opened: string | undefined;
+      const { sessionGet } = await start((id) => JSON.stringify({ jsonrpc: '2.0', id, result: { sessionId: 's2' } }));
+      void sessionGet.then((sessionId) => (opened = sessionId));
+      expect(await client!.sendRequest('echo', {})).to.deep.equal({ echoed: true });
+      expect(opened).to.equal(undefined);
+      expect(await client!.sendRequest('session/new', { cwd: '/', mcpServers: [] })).to.deep.equal({ sessionId: 's2' });
+      expect(await sessionGet).to.equal('s2');
+    });
   });
 
-  it('delivers an answer without a sessionId (not parsed for routing) and opens the stream of a session named as such', async () => {
-    let opened: string | undefined;
-    const { sessionGet } = await start((id) => JSON.stringify({ jsonrpc: '2.0', id, result: { sessionId: 's2' } }));
-    void sessionGet.then((sessionId) => (opened = sessionId));
-    expect(await client!.sendRequest('echo', {})).to.deep.equal({ echoed: true });
-    expect(opened).to.equal(undefined);
-    expect(await client!.sendRequest('session/new', { cwd: '/', mcpServers: [] })).to.deep.equal({ sessionId: 's2' });
-    expect(await sessionGet).to.equal('s2');
-  });
-});
-
-describe('connectHttp(): the ends of its event streams', () => {
-  let server: Server | undefined;
-  let client: Connection | undefined;
-
-  afterEach(async () => {
-    await client?.close();
-    server?.closeAllConnections();
-    await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined));
-  });
-
-  it("delivers a session's last answer that arrives after the connection's event stream has ended, then closes", async () => {
-    server = closingServer();
-    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-    client = connectHttp(`http://127.0.0.1:${(server.address() as AddressInfo).port}/acp`);
-    await client.sendRequest('initialize', { protocolVersion: 2 });
-    const { sessionId } = await client.sendRequest<{ sessionId: string }>('session/new', { cwd: '/', mcpServers: [] });
-    const closed = new Promise<string>((resolve) => client!.once('close', (reason) => resolve(reason)));
-    const answer = await client.sendRequest('session/prompt', { sessionId, prompt: [] });
-    expect(answer).to.deep.equal({ stopReason: 'end_turn' });
-    expect(await closed).to.equal('input ended');
+  describe('the ends of its event streams', () => {
+    it("delivers a session's last answer that arrives after the connection's event stream has ended, then closes", async () => {
+      const connection = await connectTo(closingServer());
+      const { sessionId } = await connection.sendRequest<{ sessionId: string }>('session/new', { cwd: '/', mcpServers: [] });
+      const closed = new Promise<string>((resolve) => connection.once('close', (reason) => resolve(reason)));
+      const answer = await connection.sendRequest('session/prompt', { sessionId, prompt: [] });
+      expect(answer).to.deep.equal({ stopReason: 'end_turn' });
+      expect(await closed).to.equal('input ended');
+    });
   });
 });
