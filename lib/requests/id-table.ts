@@ -9,8 +9,8 @@ import type { RequestId } from '../jsonrpc/message';
 const GUARD: unique symbol = Symbol('acp-wire id table guard');
 
 /**
- * How many deletes a `Map` takes, beyond four per entry it holds, before it is replaced by a new
- * one (see {@link IdTable}).
+ * How many deletes a `Map` takes, beyond four per entry it holds (its guard included), before it
+ * is replaced by a new one (see {@link IdTable}).
  */
 const RENEW_AFTER_DELETES = 64;
 
@@ -29,7 +29,7 @@ const RENEW_AFTER_DELETES = 64;
  *   Once a busy table lives through two young collections (a quiet moment is enough), every
  *   rebuild after that is old-generation garbage that only a full collection reclaims. The `Map`
  *   is therefore replaced by a new one (young, sized to what it holds) after
- *   `4 × entries + 64` deletes: a copy of its entries, a few instructions per delete.
+ *   `4 × size + 64` deletes (the guard counted): a copy of its entries, a few instructions per delete.
  *
  * Ids are compared with `===` (for ids, strings, numbers or `null`, that is the `Map`'s
  * SameValueZero: no id is `NaN`).
@@ -40,7 +40,7 @@ export class IdTable<V> {
   /** The one entry held outside the `Map`, older than every entry in it; `undefined` when empty. */
   #soleId: RequestId | undefined = undefined;
   #soleValue: V | undefined = undefined;
-  /** The other entries, after {@link GUARD}; created for the first second entry. */
+  /** The other entries, after {@link GUARD}; made when a second entry first comes. */
   #map: Map<RequestId | typeof GUARD, V | undefined> | undefined;
   /** Deletes since {@link IdTable.#map} was made. */
   #deletes = 0;
