@@ -5,7 +5,6 @@ import { expect } from 'chai';
 import { ReplayBuffer } from '../../lib/transports/remote/replay-buffer';
 import { backoffDelay, reconnectSettings, resumeSettings } from '../../lib/transports/remote/resume-options';
 import {
-  AckSchedule,
   STREAM_ACK_METHOD,
   controlMessage,
   cursorNumberOf,
@@ -108,6 +107,34 @@ describe('ReplayBuffer', () => {
     const tail = buffer.since('4990')!;
     expect(tail.map((e) => e.cursor)).to.deep.equal(Array.from({ length: 10 }, (_, i) => String(4991 + i)));
     expect(tail.map((e) => e.text)).to.deep.equal(Array.from({ length: 10 }, (_, i) => `m${4991 + i}`));
+  });
+
+  it('holds exactly what its bounds allow across releases, evictions and compactions (seeded, against a model)', () => {
+    const random = seededRandom(7);
+    const maxBytes = 60;
+    const buffer = new ReplayBuffer({ maxMessages: 12, maxAgeMs: 60_000, maxBytes }, clock);
+    // The model: the cursors and texts held, oldest first.
+    let held: { cursor: number; text: string }[] = [];
+    let next = 1;
+    for (let step = 0; step < 20_000; step++) {
+      if (random() < 0.8) {
+        const text = 'x'.repeat(1 + Math.floor(random() * 9)) + String(next);
+        buffer.append(text);
+        held.push({ cursor: next++, text });
+        if (held.length > 12) held.shift();
+        while (held.reduce((bytes, entry) => bytes + entry.text.length, 0) > maxBytes) held.shift();
+      } else if (held.length > 0) {
+        const through = held[Math.floor(random() * held.length)]!.cursor;
+        if (random() < 0.5) buffer.release(String(through));
+        else buffer.releaseThrough(through);
+        held = held.filter((entry) => entry.cursor > through);
+      }
+      const after = held.length > 0 ? held[0]!.cursor - 1 : next - 1;
+      expect(buffer.size, `step ${step}`).to.equal(held.length);
+      expect(buffer.since(String(after)), `step ${step}`).to.deep.equal(
+        held.map((entry) => ({ cursor: String(entry.cursor), text: entry.text })),
+      );
+    }
   });
 });
 
@@ -287,23 +314,6 @@ describe('stream cursors on frames (the client)', () => {
     expect(isControlCandidate(Buffer.from('{"jsonrpc":"2.0","method":"session/update","params":{}}'))).to.equal(false);
     expect(isControlCandidate(Buffer.from('{"jsonrpc":"2.0","id":1,"method":"stream/ack"}'))).to.equal(false);
     expect(isControlCandidate(Buffer.from('{"jsonrpc":"2.0"}'))).to.equal(false);
-  });
-});
-
-describe('AckSchedule (when a resumable WebSocket side acknowledges)', () => {
-  it('is due at every 256th small message, and not before', () => {
-    const schedule = new AckSchedule();
-    const due: number[] = [];
-    for (let n = 1; n <= 1100; n++) if (schedule.received(100)) due.push(n);
-    expect(due).to.deep.equal([256, 512, 768, 1024]);
-  });
-
-  it('is due sooner once the messages since the last acknowledgement reach 1 MiB, and counts again from there', () => {
-    const schedule = new AckSchedule();
-    const due: number[] = [];
-    for (let n = 1; n <= 8; n++) if (schedule.received(300 * 1024)) due.push(n);
-    expect(due).to.deep.equal([4, 8]);
-    expect(schedule.received(1024 * 1024)).to.equal(true);
   });
 });
 

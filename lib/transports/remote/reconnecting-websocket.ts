@@ -10,8 +10,8 @@ import { MESSAGE_PORT } from '../../framing/message-port';
 import { ResumeFailedError, ServerGoingAwayError, WebSocketCloseCode } from './errors';
 import { destroyAfterRead } from './going-away';
 import { backoffDelay, resumableOf, type ReconnectSettings } from './resume-options';
+import { AckSchedule, cursorAckText, readReceivedAck } from './stream-ack';
 import {
-  AckSchedule,
   STREAM_ACK_METHOD,
   STREAM_RESUMED_METHOD,
   STREAM_RESUME_FAILED_METHOD,
@@ -112,6 +112,11 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
 
   /** Takes a frame that starts as a control message; true when it was the server's (which carry no cursor). */
   #onControl(frame: Buffer): boolean {
+    const received = readReceivedAck(frame);
+    if (received !== -1) {
+      this.#acknowledge(received);
+      return true;
+    }
     const text = frame.toString('utf8');
     const control = controlOf(text);
     if (control === undefined || cursorNumberOf(text) !== undefined) return false;
@@ -121,7 +126,7 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
 
   /** Tells the server the last cursor received, so that its replay buffer lets go of what came before. */
   #acknowledgeCursor(cursor: number): void {
-    if (this.#isResumable && this.socket) sendFrames(this.socket, [controlMessage(STREAM_ACK_METHOD, { cursor: String(cursor) })]);
+    if (this.#isResumable && this.socket) sendFrames(this.socket, [cursorAckText(cursor)]);
   }
 
   #acknowledge(received: unknown): void {

@@ -36,6 +36,8 @@ export class ReplayBuffer {
   readonly #bounds: ReplayBufferBounds;
   readonly #now: () => number;
   readonly #texts: string[] = [];
+  /** Each held text's length, so that dropping texts never reads them (long out of the processor's caches by then). */
+  readonly #lengths: number[] = [];
   readonly #times: number[] = [];
   /** Where the live entries start in the arrays (compacted now and then). */
   #head = 0;
@@ -71,12 +73,13 @@ export class ReplayBuffer {
     this.#next++;
     const now = this.#now();
     this.#texts.push(text);
+    this.#lengths.push(text.length);
     this.#times.push(now);
     this.#bytes += text.length;
     if (this.#texts.length - this.#head > this.#bounds.maxMessages) this.#drop(1);
     const maxBytes = this.#bounds.maxBytes ?? DEFAULT_MAX_BYTES;
     let over = 0;
-    for (let bytes = this.#bytes; bytes > maxBytes; over++) bytes -= this.#texts[this.#head + over]!.length;
+    for (let bytes = this.#bytes; bytes > maxBytes; over++) bytes -= this.#lengths[this.#head + over]!;
     if (over > 0) this.#drop(over);
     this.#expire(now);
   }
@@ -104,7 +107,12 @@ export class ReplayBuffer {
    */
   release(cursor: string): void {
     const through = parseCursor(cursor);
-    if (through === undefined || through >= this.#next || through < this.#first) return;
+    if (through !== undefined) this.releaseThrough(through);
+  }
+
+  /** {@link ReplayBuffer.release} for a cursor's number. */
+  releaseThrough(through: number): void {
+    if (through >= this.#next || through < this.#first) return;
     this.#drop(through - this.#first + 1);
   }
 
@@ -118,8 +126,9 @@ export class ReplayBuffer {
 
   #drop(count: number): void {
     const texts = this.#texts;
+    const lengths = this.#lengths;
     for (let i = this.#head; i < this.#head + count; i++) {
-      this.#bytes -= texts[i]!.length;
+      this.#bytes -= lengths[i]!;
       // Let go of the text now: a dead prefix kept until the next compaction would hold up to
       // 1,024 messages alive, long enough for the collector to copy and promote them.
       texts[i] = '';
@@ -129,6 +138,7 @@ export class ReplayBuffer {
     // Compact once the dead prefix is as long as what is held.
     if (this.#head > 1024 && this.#head * 2 > this.#texts.length) {
       this.#texts.splice(0, this.#head);
+      this.#lengths.splice(0, this.#head);
       this.#times.splice(0, this.#head);
       this.#head = 0;
     }

@@ -11,8 +11,8 @@ import { MESSAGE_PORT } from '../../framing/message-port';
 import { idKey, isRequest, isResponse, parseRouted } from './http-protocol';
 import { ReplayBuffer } from './replay-buffer';
 import { advertiseResumable, type ResumeSettings } from './resume-options';
+import { AckSchedule, readCursorAck, receivedAckText } from './stream-ack';
 import {
-  AckSchedule,
   CURSOR_META_KEY,
   STREAM_ACK_METHOD,
   STREAM_RESUMED_METHOD,
@@ -151,12 +151,17 @@ export class ResumableServerStream extends SocketHoppingStream {
     if (this.#initializeKey === undefined && !this.#isAdvertised) this.#watchInitialize(frame);
     this.deliver(frame, 0);
     if (this.#ack.received(frame.length)) {
-      if (this.socket) sendFrames(this.socket, [controlMessage(STREAM_ACK_METHOD, { received: this.#received })]);
+      if (this.socket) sendFrames(this.socket, [receivedAckText(this.#received)]);
     }
   };
 
   /** Takes a frame that starts as a control message; true when it was the client's `stream/ack` (its last cursor received). */
   #onControl(frame: Buffer): boolean {
+    const acknowledged = readCursorAck(frame);
+    if (acknowledged !== -1) {
+      this.#buffer.releaseThrough(acknowledged);
+      return true;
+    }
     const control = controlOf(frame.toString('utf8'));
     if (control?.method !== STREAM_ACK_METHOD) return false;
     const { cursor } = control.params;

@@ -34,36 +34,6 @@ export const STREAM_RESUME_FAILED_METHOD = 'stream/resume_failed';
  */
 export const STREAM_ACK_METHOD = 'stream/ack';
 
-/**
- * A resumable WebSocket's side acknowledges what it received after this many messages… (so few
- * that what the other side keeps rarely lives through two young collections, which would move it
- * to the old generation: 512 cost about 0.7k instructions a round trip more in `bench/resume-ops.ts`)
- */
-const ACK_EVERY_MESSAGES = 256;
-/** …or after this many bytes of them, whichever comes first (bounding what the other side keeps). */
-const ACK_EVERY_BYTES = 1024 * 1024;
-
-/**
- * When one side of a resumable WebSocket acknowledges what it received (`stream/ack`): every
- * {@link ACK_EVERY_MESSAGES} messages, or sooner once they reach {@link ACK_EVERY_BYTES} bytes, so
- * that the other side lets go of what it keeps for a resume (a few round trips' worth of small
- * messages, at most about a mebibyte of large ones).
- *
- * @internal
- */
-export class AckSchedule {
-  #messages = 0;
-  #bytes = 0;
-
-  /** Counts a message of `bytes` bytes received; true when an acknowledgement is due now (the count starts again). */
-  received(bytes: number): boolean {
-    if (++this.#messages < ACK_EVERY_MESSAGES && (this.#bytes += bytes) < ACK_EVERY_BYTES) return false;
-    this.#messages = 0;
-    this.#bytes = 0;
-    return true;
-  }
-}
-
 /*
  * The walk over the members of one JSON object's text: where the current member's key and value
  * start, the value's end found only when moving past it (a member a caller stops at is never
