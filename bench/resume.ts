@@ -7,7 +7,8 @@
  * @packageDocumentation
  */
 import { cpus, loadavg } from 'node:os';
-import { type Connection, connectHttp, connectWebSocket, listenRemote } from '../lib';
+import * as acpWire from '../lib';
+import type { Connection } from '../lib';
 import { ECHO, SMALL_PARAMS } from './protocol';
 
 /** One measured cell. */
@@ -33,19 +34,29 @@ export interface ResumeCell {
   loadAfter: number;
 }
 
-type Transport = ResumeCell['transport'];
-type Workload = ResumeCell['workload'];
+/** A cell's transport. */
+export type Transport = ResumeCell['transport'];
+/** A cell's workload. */
+export type Workload = ResumeCell['workload'];
+/** The parts of acp-wire a cell uses: this build's, or another build's (see `bench/resume-vs-build.ts`). */
+export type RemoteLibrary = Pick<typeof acpWire, 'listenRemote' | 'connectWebSocket' | 'connectHttp'>;
 
-async function open(transport: Transport, isResumable: boolean) {
-  const listener = await listenRemote({ heartbeat: false, resume: isResumable }, (connection) => {
+/**
+ * A server and a client of `library` on 127.0.0.1, `initialize` done; resumption on (server
+ * `resume`, client `reconnect`) or off (left out, so that a build without resumption takes them).
+ */
+export async function open(transport: Transport, isResumable: boolean, library: RemoteLibrary = acpWire) {
+  const { listenRemote, connectWebSocket, connectHttp } = library;
+  const resume = isResumable ? { resume: true } : {};
+  const listener = await listenRemote({ heartbeat: false, ...resume }, (connection) => {
     connection.onRequest('initialize', () => ({ protocolVersion: 2, capabilities: {} }));
     connection.onRequest(ECHO, (params: unknown) => params ?? null);
   });
-  const reconnect = isResumable ? {} : undefined;
+  const reconnect = isResumable ? { reconnect: {} } : {};
   const client: Connection =
     transport === 'websocket'
-      ? await connectWebSocket(listener.url, { heartbeat: false, reconnect })
-      : connectHttp(listener.httpUrl, { reconnect });
+      ? await connectWebSocket(listener.url, { heartbeat: false, ...reconnect })
+      : connectHttp(listener.httpUrl, reconnect);
   await client.sendRequest('initialize', { protocolVersion: 2 });
   return {
     client,
@@ -57,7 +68,7 @@ async function open(transport: Transport, isResumable: boolean) {
 }
 
 /** Runs `workload` for `budgetMs`; returns operations per second and CPU µs per operation. */
-async function measure(client: Connection, workload: Workload, budgetMs: number): Promise<{ rate: number; cpu: number }> {
+export async function measure(client: Connection, workload: Workload, budgetMs: number): Promise<{ rate: number; cpu: number }> {
   const loops = workload === 'sequential' ? 1 : 100;
   const deadline = performance.now() + budgetMs;
   const cpuStart = process.cpuUsage();
@@ -76,7 +87,8 @@ async function measure(client: Connection, workload: Workload, budgetMs: number)
   return { rate: ops / seconds, cpu: (cpu.user + cpu.system) / ops };
 }
 
-function median(values: number[]): number {
+/** The median of `values` (the upper one of an even count). */
+export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
 }
