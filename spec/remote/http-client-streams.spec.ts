@@ -139,7 +139,7 @@ describe('connectHttp() against a raw server', () => {
       expect(await sessionGet).to.equal('s1');
     });
 
-    it('delivers an answer without a sessionId (not parsed for routing) and opens the stream of a session named as such', async () => {
+    it('delivers an answer without a sessionId and opens no stream for it, then opens the stream of a session named as such', async () => {
       let opened: string | undefined;
       const { sessionGet } = await start((id) => JSON.stringify({ jsonrpc: '2.0', id, result: { sessionId: 's2' } }));
       void sessionGet.then((sessionId) => (opened = sessionId));

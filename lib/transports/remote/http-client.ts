@@ -397,7 +397,7 @@ export class HttpClientStream extends Duplex {
     if (this.#isResumable) {
       // The cursor is taken out of the frame the connection reads (`data` keeps it).
       const taken = this.#taken;
-      takeCursor(frame, taken);
+      takeCursor(frame, taken, data);
       if (this.#isReplayed(taken.cursor, sessionId ?? '')) return;
       if (taken.start > 0) frame = frame.subarray(taken.start);
     }

@@ -10,7 +10,7 @@ import { STREAM_ACK_METHOD } from './stream-cursor';
 /**
  * A resumable WebSocket's side acknowledges what it received after this many messages… (so few
  * that what the other side keeps rarely lives through two young collections, which would move it
- * to the old generation: 512 cost about 0.7k instructions a round trip more in `bench/resume-ops.ts`)
+ * to the old generation; bench/README.md gives the intervals measured)
  */
 const ACK_EVERY_MESSAGES = 256;
 /** …or after this many bytes of them, whichever comes first (bounding what the other side keeps). */

@@ -301,8 +301,8 @@ function isHolderKeyBefore(frame: Buffer, holder: number): boolean {
  * @remarks Sound for any valid JSON frame: that key's first quote follows a `,` or the message's
  * `{`, so it opens a string (a closing quote cannot be followed by a letter), the string is
  * `params`/`result` and, followed by `:`, a key; and with no `{` before it but the message's own,
- * the only object open there is the message. One native search finds the `{` (a loop over the
- * bytes in JavaScript costs about twenty instructions a byte); only the key's bytes are read.
+ * the only object open there is the message. One native search finds the `{` (far cheaper than a
+ * JavaScript loop over the bytes); only the key's bytes are read.
  */
 function plainHolderOf(frame: Buffer): number {
   if (frame[0] !== OPEN_BRACE) return -1;
@@ -421,10 +421,11 @@ export class TakenCursor {
  * it (one native copy; the message then starts later in the frame), reading only the bytes of
  * that object's key and of the stamp and decoding nothing, which is what a resuming client does
  * on every message. Elsewhere (an agent's own `_meta`, an error answer, spaces) the entry's bytes
- * become spaces, found the slower way where needed (the frame decoded and walked).
+ * become spaces, found the slower way where needed (the frame's text walked: `text`, when the
+ * caller has it already, else the frame decoded).
  * @internal
  */
-export function takeCursor(frame: Buffer, taken: TakenCursor): void {
+export function takeCursor(frame: Buffer, taken: TakenCursor, text?: string): void {
   taken.start = 0;
   const holder = frameHolderOf(frame);
   if (holder !== -1 && bytesAt(frame, holder + 1, STAMP_START)) {
@@ -442,7 +443,7 @@ export function takeCursor(frame: Buffer, taken: TakenCursor): void {
     }
   }
   const n = holder !== -1 && bytesAt(frame, holder + 1, META_OPEN) ? blankEntry(frame, holder + 1 + META_OPEN.length) : -1;
-  taken.cursor = n !== -1 ? n : takeCursorFromText(frame, frame.toString('utf8'));
+  taken.cursor = n !== -1 ? n : takeCursorFromText(frame, text ?? frame.toString('utf8'));
 }
 
 /**
