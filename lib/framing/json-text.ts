@@ -73,3 +73,17 @@ export function endOfScalar(text: string, i: number): number {
   }
   return j === i ? -1 : j;
 }
+
+/**
+ * The decimal text of a finite number, as `String(n)` writes it, but not through V8's
+ * number-to-string cache.
+ *
+ * @remarks For a number converted once and never again, such as a stream's next cursor or a new
+ * request id: the cache keeps each string it makes until thousands of later conversions have
+ * replaced it, long enough for the collector to copy it through two young collections and move it
+ * to the old generation, and a stream makes one such string per message.
+ * @internal
+ */
+export function decimalText(n: number): string {
+  return JSON.stringify(n);
+}

@@ -5,7 +5,7 @@
  *
  * @packageDocumentation
  */
-import { OPEN_BRACE } from './json-text';
+import { OPEN_BRACE, decimalText } from './json-text';
 import { encodeJson } from './ndjson';
 import type { ErrorObject, JsonValue, RequestId } from '../jsonrpc/message';
 import { CANCEL_REQUEST_METHOD } from '../jsonrpc/protocol';
@@ -51,9 +51,9 @@ function metaHolderJson(value: unknown): string | undefined {
   return json.charCodeAt(0) === OPEN_BRACE ? json : undefined;
 }
 
-/** The JSON text of an id: a number's own digits (what `JSON.stringify` writes for a finite one) without a call into the serializer. */
+/** The JSON text of an id: a number's own digits (see {@link decimalText}: each id is written once). */
 function idJson(id: RequestId): string {
-  return typeof id === 'number' && Number.isFinite(id) ? String(id) : encodeJson(id);
+  return typeof id === 'number' && Number.isFinite(id) ? decimalText(id) : encodeJson(id);
 }
 
 /**

@@ -9,6 +9,7 @@ import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type In
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Duplex } from 'node:stream';
 import type { Connection } from '../../connection/connection';
+import { decimalText } from '../../framing/json-text';
 import { HttpStatusError, ResumeFailedError, ServerGoingAwayError } from './errors';
 import { backoffDelay, reconnectSettings, resumableOf, type ReconnectOptions, type ReconnectSettings } from './resume-options';
 import { takeCursor, TakenCursor } from './stream-cursor';
@@ -204,7 +205,7 @@ export class HttpClientStream extends Duplex {
     const headers: OutgoingHttpHeaders = { 'Content-Type': JSON_CONTENT_TYPE, [HEADER_CONNECTION_ID]: this.#connectionId! };
     if (sessionId !== undefined) headers[HEADER_SESSION_ID] = sessionId;
     if (this.#isResumable) {
-      headers[HEADER_CLIENT_SEQ] = String(++this.#seq);
+      headers[HEADER_CLIENT_SEQ] = decimalText(++this.#seq);
       this.#acknowledgeEvents(headers, sessionId ?? '');
     }
     const { response, body } = await this.#retrying(() => this.#fetch('POST', headers, line));
@@ -222,7 +223,7 @@ export class HttpClientStream extends Duplex {
   #acknowledgeEvents(headers: OutgoingHttpHeaders, stream: string): void {
     const last = this.#cursors.get(stream);
     if (last === undefined || last - (this.#acknowledged.get(stream) ?? 0) < EVENTS_ACK_EVERY) return;
-    headers[HEADER_EVENTS_RECEIVED] = String(last);
+    headers[HEADER_EVENTS_RECEIVED] = decimalText(last);
     this.#acknowledged.set(stream, last);
   }
 

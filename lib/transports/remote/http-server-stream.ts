@@ -8,6 +8,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { Duplex } from 'node:stream';
+import { decimalText } from '../../framing/json-text';
 import { AcpWireError } from '../../jsonrpc/errors';
 import {
   EVENT_STREAM_CONTENT_TYPE,
@@ -374,7 +375,7 @@ export class HttpServerStream extends Duplex {
 
   #deliver(box: Mailbox, line: string): void {
     if (box.replay) {
-      const id = String(box.replay.nextCursor);
+      const id = decimalText(box.replay.nextCursor);
       const text = stampCursor(line, id);
       box.replay.append(text);
       box.queue.push({ text, id });

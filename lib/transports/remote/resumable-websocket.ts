@@ -7,6 +7,7 @@
  *
  * @packageDocumentation
  */
+import { decimalText } from '../../framing/json-text';
 import { MESSAGE_PORT } from '../../framing/message-port';
 import { idKey, isRequest, isResponse, parseRouted } from './http-protocol';
 import { ReplayBuffer } from './replay-buffer';
@@ -59,7 +60,7 @@ export class ResumableServerStream extends SocketHoppingStream {
     this.#buffer = new ReplayBuffer({ maxMessages: settings.bufferMessages, maxAgeMs: settings.bufferMs });
     // A connection that owns this stream writes each message's cursor as it serializes it.
     const port = this[MESSAGE_PORT];
-    port.nextMetaEntry = () => `"${CURSOR_META_KEY}":"${this.#nextCursor++}"`;
+    port.nextMetaEntry = () => `"${CURSOR_META_KEY}":"${decimalText(this.#nextCursor++)}"`;
     port.stampMessage = (text) => stampCursor(text, this.#nextCursor++);
   }
 

@@ -15,6 +15,7 @@ import {
   OPEN_BRACKET,
   QUOTE,
   endOfString,
+  decimalText,
   endOfValue,
   skipSpace,
 } from '../../framing/json-text';
@@ -175,7 +176,7 @@ function holderOf(text: string, at: number): number {
  *
  * @remarks One concatenation: V8 flattens it once, when the socket first writes it.
  */
-function insertMeta(text: string, holder: number, cursor: string | number): string {
+function insertMeta(text: string, holder: number, cursor: string): string {
   const meta =
     text.charCodeAt(skipSpace(text, holder + 1)) === CLOSE_BRACE
       ? `"_meta":{"${CURSOR_META_KEY}":"${cursor}"}`
@@ -193,10 +194,11 @@ function insertMeta(text: string, holder: number, cursor: string | number): stri
  * regular expression over the few members before that object and two native searches of the rest; any other
  * shape takes one pass over the members before `params`/`result` and over that object's members
  * (the values of neither are scanned), or over the message's own members when it has neither.
- * @param cursor - a decimal integer
+ * @param cursorValue - a decimal integer (a number is written without the number-to-string cache: see `decimalText`)
  * @internal
  */
-export function stampCursor(line: string, cursor: string | number): string {
+export function stampCursor(line: string, cursorValue: string | number): string {
+  const cursor = typeof cursorValue === 'number' ? decimalText(cursorValue) : cursorValue;
   const at = skipSpace(line, 0);
   const holder = holderOf(line, at);
   if (holder !== NO_HOLDER && !mayHoldMeta(line, holder)) return insertMeta(line, holder, cursor);
