@@ -100,7 +100,7 @@ describe('ReplayBuffer', () => {
     expect(buffer.since('4')).to.deep.equal([]);
   });
 
-  it('keeps the right messages over many evictions (compaction)', () => {
+  it('keeps the right messages over many evictions (its rings wrapped around)', () => {
     const buffer = new ReplayBuffer({ maxMessages: 50, maxAgeMs: 60_000 }, clock);
     for (let i = 1; i <= 5000; i++) buffer.append(`m${i}`);
     expect(buffer.size).to.equal(50);
@@ -109,33 +109,38 @@ describe('ReplayBuffer', () => {
     expect(tail.map((e) => e.text)).to.deep.equal(Array.from({ length: 10 }, (_, i) => `m${4991 + i}`));
   });
 
-  it('holds exactly what its bounds allow across releases, evictions and compactions (seeded, against a model)', () => {
-    const random = seededRandom(7);
-    const maxBytes = 60;
-    const buffer = new ReplayBuffer({ maxMessages: 12, maxAgeMs: 60_000, maxBytes }, clock);
-    // The model: the cursors and texts held, oldest first.
-    let held: { cursor: number; text: string }[] = [];
-    let next = 1;
-    for (let step = 0; step < 20_000; step++) {
-      if (random() < 0.8) {
-        const text = 'x'.repeat(1 + Math.floor(random() * 9)) + String(next);
-        buffer.append(text);
-        held.push({ cursor: next++, text });
-        if (held.length > 12) held.shift();
-        while (held.reduce((bytes, entry) => bytes + entry.text.length, 0) > maxBytes) held.shift();
-      } else if (held.length > 0) {
-        const through = held[Math.floor(random() * held.length)]!.cursor;
-        if (random() < 0.5) buffer.release(String(through));
-        else buffer.releaseThrough(through);
-        held = held.filter((entry) => entry.cursor > through);
+  // Small bounds wrap the rings around many times; large ones make them grow (64, 128, 256, 512) while wrapped.
+  for (const { maxMessages, maxBytes, releases } of [
+    { maxMessages: 12, maxBytes: 60, releases: 0.2 },
+    { maxMessages: 300, maxBytes: 4_000, releases: 0.02 },
+  ]) {
+    it(`holds exactly what its bounds allow across releases and evictions (seeded, against a model; at most ${maxMessages} messages)`, () => {
+      const random = seededRandom(7);
+      const buffer = new ReplayBuffer({ maxMessages, maxAgeMs: 60_000, maxBytes }, clock);
+      // The model: the cursors and texts held, oldest first.
+      let held: { cursor: number; text: string }[] = [];
+      let next = 1;
+      for (let step = 0; step < 20_000; step++) {
+        if (random() >= releases) {
+          const text = 'x'.repeat(1 + Math.floor(random() * 9)) + String(next);
+          buffer.append(text);
+          held.push({ cursor: next++, text });
+          if (held.length > maxMessages) held.shift();
+          while (held.reduce((bytes, entry) => bytes + entry.text.length, 0) > maxBytes) held.shift();
+        } else if (held.length > 0) {
+          const through = held[Math.floor(random() * held.length)]!.cursor;
+          if (random() < 0.5) buffer.release(String(through));
+          else buffer.releaseThrough(through);
+          held = held.filter((entry) => entry.cursor > through);
+        }
+        const after = held.length > 0 ? held[0]!.cursor - 1 : next - 1;
+        expect(buffer.size, `step ${step}`).to.equal(held.length);
+        expect(buffer.since(String(after)), `step ${step}`).to.deep.equal(
+          held.map((entry) => ({ cursor: String(entry.cursor), text: entry.text })),
+        );
       }
-      const after = held.length > 0 ? held[0]!.cursor - 1 : next - 1;
-      expect(buffer.size, `step ${step}`).to.equal(held.length);
-      expect(buffer.since(String(after)), `step ${step}`).to.deep.equal(
-        held.map((entry) => ({ cursor: String(entry.cursor), text: entry.text })),
-      );
-    }
-  });
+    });
+  }
 });
 
 describe('stream cursors on message text', () => {

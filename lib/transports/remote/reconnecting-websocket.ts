@@ -24,6 +24,7 @@ import {
   TakenCursor,
 } from './stream-cursor';
 import { sendFrames, SocketHoppingStream } from './socket-hopping-stream';
+import { TextRing } from './text-ring';
 import type { WebSocketStream } from './websocket-stream';
 
 /**
@@ -49,7 +50,7 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
    * Sent messages the server has not acknowledged; `#sentBase` messages were sent before the first
    * (acknowledged, or sent before the server advertised resumption, which are not kept).
    */
-  #unacked: string[] = [];
+  readonly #unacked = new TextRing();
   #sentBase = 0;
   /** The cursor of the last message received (`undefined`: none yet). */
   #lastCursor: number | undefined;
@@ -132,7 +133,7 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
   #acknowledge(received: unknown): void {
     if (typeof received !== 'number' || !Number.isSafeInteger(received) || received <= this.#sentBase) return;
     const count = Math.min(received - this.#sentBase, this.#unacked.length);
-    this.#unacked.splice(0, count);
+    this.#unacked.dropFront(count);
     this.#sentBase += count;
   }
 
@@ -178,7 +179,7 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
           this.#acknowledge(received);
           const resent = this.#unacked.length;
           this.#attach(socket);
-          if (resent > 0) sendFrames(socket, this.#unacked.slice());
+          if (resent > 0) sendFrames(socket, this.#unacked.toArray());
           return resolve(resent);
         }
         socket.destroy();
