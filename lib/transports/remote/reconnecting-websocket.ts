@@ -24,7 +24,7 @@ import {
   TakenCursor,
 } from './stream-cursor';
 import { sendFrames, SocketHoppingStream } from './socket-hopping-stream';
-import { TextRing } from './text-ring';
+import { Ring } from './ring';
 import type { WebSocketStream } from './websocket-stream';
 
 /**
@@ -50,7 +50,7 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
    * Sent messages the server has not acknowledged; `#sentBase` messages were sent before the first
    * (acknowledged, or sent before the server advertised resumption, which are not kept).
    */
-  readonly #unacked = new TextRing();
+  readonly #unacked = new Ring('');
   #sentBase = 0;
   /** The cursor of the last message received (`undefined`: none yet). */
   #lastCursor: number | undefined;

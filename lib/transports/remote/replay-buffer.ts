@@ -4,6 +4,7 @@
  *
  * @packageDocumentation
  */
+import { Ring } from './ring';
 
 /** Bounds of a {@link ReplayBuffer}. */
 export interface ReplayBufferBounds {
@@ -36,18 +37,14 @@ export class ReplayBuffer {
   readonly #bounds: ReplayBufferBounds;
   readonly #now: () => number;
   /*
-   * The held messages, oldest first from `#start`, in three rings of one capacity (a power of two,
-   * doubled when full, never shrunk): once a stream's acknowledgements keep the count steady, a
-   * message held allocates nothing, so the collector copies only the texts themselves, never a
-   * freshly grown array.
+   * The held messages, oldest first, in rings (see `Ring`): once a stream's acknowledgements keep
+   * the count steady, a message held allocates nothing, so the collector copies only the texts
+   * themselves, never a freshly grown array. The three always hold the same messages.
    */
-  #texts: string[] = new Array<string>(INITIAL_CAPACITY).fill('');
+  readonly #texts = new Ring('');
   /** Each held text's length, so that dropping texts never reads them (long out of the processor's caches by then). */
-  #lengths = new Float64Array(INITIAL_CAPACITY);
-  #times = new Float64Array(INITIAL_CAPACITY);
-  /** Where the oldest held message is in the rings, and how many are held. */
-  #start = 0;
-  #count = 0;
+  readonly #lengths = new Ring(0);
+  readonly #times = new Ring(0);
   /** The cursor of the first entry held (the number of the next one when none is held). */
   #first = 1;
   #next = 1;
@@ -67,7 +64,7 @@ export class ReplayBuffer {
   /** How many messages are held now. */
   get size(): number {
     this.#expire();
-    return this.#count;
+    return this.#texts.length;
   }
 
   /** The number of the next message's cursor, without taking it. */
@@ -79,16 +76,14 @@ export class ReplayBuffer {
   append(text: string): void {
     this.#next++;
     const now = this.#now();
-    if (this.#count === this.#texts.length) this.#grow();
-    const slot = this.#slot(this.#count++);
-    this.#texts[slot] = text;
-    this.#lengths[slot] = text.length;
-    this.#times[slot] = now;
+    this.#texts.push(text);
+    this.#lengths.push(text.length);
+    this.#times.push(now);
     this.#bytes += text.length;
-    if (this.#count > this.#bounds.maxMessages) this.#drop(1);
+    if (this.#texts.length > this.#bounds.maxMessages) this.#drop(1);
     const maxBytes = this.#bounds.maxBytes ?? DEFAULT_MAX_BYTES;
     let over = 0;
-    for (let bytes = this.#bytes; bytes > maxBytes; over++) bytes -= this.#lengths[this.#slot(over)]!;
+    for (let bytes = this.#bytes; bytes > maxBytes; over++) bytes -= this.#lengths.at(over);
     if (over > 0) this.#drop(over);
     this.#expire(now);
   }
@@ -104,9 +99,7 @@ export class ReplayBuffer {
     if (after === undefined || after >= this.#next) return undefined;
     if (after + 1 < this.#first) return undefined;
     const entries: ReplayEntry[] = [];
-    for (let n = after + 1; n < this.#next; n++) {
-      entries.push({ cursor: String(n), text: this.#texts[this.#slot(n - this.#first)]! });
-    }
+    for (let n = after + 1; n < this.#next; n++) entries.push({ cursor: String(n), text: this.#texts.at(n - this.#first) });
     return entries;
   }
 
@@ -125,52 +118,23 @@ export class ReplayBuffer {
     this.#drop(through - this.#first + 1);
   }
 
-  /** Where the `index`-th held message (0: the oldest) is in the rings. */
-  #slot(index: number): number {
-    return (this.#start + index) & (this.#texts.length - 1);
-  }
-
-  /** Doubles the rings' capacity, the held messages moved to its start. */
-  #grow(): void {
-    const capacity = this.#texts.length * 2;
-    const texts = new Array<string>(capacity).fill('');
-    const lengths = new Float64Array(capacity);
-    const times = new Float64Array(capacity);
-    for (let i = 0; i < this.#count; i++) {
-      const slot = this.#slot(i);
-      texts[i] = this.#texts[slot]!;
-      lengths[i] = this.#lengths[slot]!;
-      times[i] = this.#times[slot]!;
-    }
-    this.#texts = texts;
-    this.#lengths = lengths;
-    this.#times = times;
-    this.#start = 0;
-  }
-
   /** Drops the messages older than `maxAgeMs` at `now` (one clock reading per append). */
   #expire(now = this.#now()): void {
     const oldest = now - this.#bounds.maxAgeMs;
     let count = 0;
-    while (count < this.#count && this.#times[this.#slot(count)]! < oldest) count++;
+    while (count < this.#times.length && this.#times.at(count) < oldest) count++;
     if (count > 0) this.#drop(count);
   }
 
   #drop(count: number): void {
-    for (let i = 0; i < count; i++) {
-      const slot = this.#slot(i);
-      this.#bytes -= this.#lengths[slot]!;
-      // Let go of the text now, not when its slot is next written.
-      this.#texts[slot] = '';
-    }
-    this.#start = this.#slot(count);
-    this.#count -= count;
+    for (let i = 0; i < count; i++) this.#bytes -= this.#lengths.at(i);
+    // The texts are let go of now, not when their slots are next written.
+    this.#texts.dropFront(count);
+    this.#lengths.dropFront(count);
+    this.#times.dropFront(count);
     this.#first += count;
   }
 }
-
-/** The rings' first capacity (a power of two). */
-const INITIAL_CAPACITY = 64;
 
 const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 

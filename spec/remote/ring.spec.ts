@@ -2,13 +2,13 @@
  * The queue a reconnecting WebSocket client keeps its unacknowledged messages in.
  */
 import { expect } from 'chai';
-import { TextRing } from '../../lib/transports/remote/text-ring';
+import { Ring } from '../../lib/transports/remote/ring';
 import { seededRandom } from '../helpers/random';
 
-describe('TextRing', () => {
+describe('Ring', () => {
   it('gives back what was pushed, front first, after any pushes and drops (seeded, against an array)', () => {
     const random = seededRandom(11);
-    const ring = new TextRing();
+    const ring = new Ring('');
     let model: string[] = [];
     let n = 0;
     for (let step = 0; step < 20_000; step++) {
@@ -30,7 +30,7 @@ describe('TextRing', () => {
   });
 
   it('drops everything when asked for more than it holds', () => {
-    const ring = new TextRing();
+    const ring = new Ring('');
     for (const text of ['a', 'b', 'c']) ring.push(text);
     ring.dropFront(5);
     expect(ring.length).to.equal(0);
