@@ -150,6 +150,29 @@ describe('connectHttp() against a raw server', () => {
     });
   });
 
+  describe('the requests it sends', () => {
+    it("sends every request to the URL's path and query, with the URL's credentials as Basic authorization", async () => {
+      const raw = sessionServer(
+        (id) => JSON.stringify({ jsonrpc: '2.0', id, result: { sessionId: 's1' } }),
+        () => {},
+      );
+      const seen: string[] = [];
+      raw.prependListener('request', (request: IncomingMessage) => {
+        seen.push(`${request.method} ${request.url} ${request.headers.authorization} ${request.headers.host}`);
+      });
+      server = raw;
+      await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+      const port = (raw.address() as AddressInfo).port;
+      client = connectHttp(`http://us%20er:p%40ss@127.0.0.1:${port}/acp/v1?tenant=a%20b`);
+      await client.sendRequest('initialize', { protocolVersion: 2 });
+      expect(await client.sendRequest('echo', {})).to.deep.equal({ echoed: true });
+      await client.close();
+      const basic = `Basic ${Buffer.from('us er:p@ss').toString('base64')}`;
+      const expected = ['POST', 'GET', 'POST', 'DELETE'].map((method) => `${method} /acp/v1?tenant=a%20b ${basic} 127.0.0.1:${port}`);
+      expect([...seen].sort()).to.deep.equal([...expected].sort());
+    });
+  });
+
   describe('the ends of its event streams', () => {
     it("delivers a session's last answer that arrives after the connection's event stream has ended, then closes", async () => {
       const connection = await connectTo(closingServer());

@@ -5,9 +5,17 @@
  *
  * @packageDocumentation
  */
-import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type RequestOptions,
+} from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Duplex } from 'node:stream';
+import { urlToHttpOptions } from 'node:url';
 import type { Connection } from '../../connection/connection';
 import { decimalText } from '../../framing/json-text';
 import { HttpStatusError, ResumeFailedError, ServerGoingAwayError } from './errors';
@@ -53,6 +61,9 @@ export interface HttpClientStreamOptions {
   reconnect?: ReconnectSettings;
 }
 
+/** The parts of the server's URL a request names. */
+type RequestTarget = Readonly<Pick<RequestOptions, 'protocol' | 'hostname' | 'port' | 'path' | 'auth'>>;
+
 interface HttpResult {
   readonly response: IncomingMessage;
   readonly body: string;
@@ -72,7 +83,9 @@ interface HttpResult {
  * @internal
  */
 export class HttpClientStream extends Duplex {
-  readonly #url: URL;
+  /** Where each request goes (the URL's parts, taken once: `http.request` would take them from a `URL` on every request). */
+  readonly #target: RequestTarget;
+  readonly #send: typeof httpRequest;
   readonly #options: HttpClientStreamOptions;
   readonly #agent: HttpAgent;
   readonly #requests = new Set<ClientRequest>();
@@ -110,7 +123,9 @@ export class HttpClientStream extends Duplex {
 
   constructor(url: URL, options: HttpClientStreamOptions) {
     super({ decodeStrings: false, allowHalfOpen: true });
-    this.#url = url;
+    const { protocol, hostname, port, path, auth } = urlToHttpOptions(url);
+    this.#target = { protocol, hostname, port, path, auth };
+    this.#send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     this.#options = options;
     this.#agent =
       url.protocol === 'https:'
@@ -450,8 +465,8 @@ export class HttpClientStream extends Duplex {
   #request(method: string, headers: OutgoingHttpHeaders, onResponse: (response: IncomingMessage) => void) {
     const all: OutgoingHttpHeaders = { ...this.#options.headers, ...headers };
     if (this.#options.token !== undefined) all.Authorization = `Bearer ${this.#options.token}`;
-    const send = this.#url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const request = send(this.#url, { method, headers: all, agent: this.#agent }, onResponse);
+    const { protocol, hostname, port, path, auth } = this.#target;
+    const request = this.#send({ protocol, hostname, port, path, auth, method, headers: all, agent: this.#agent }, onResponse);
     this.#hasSentSinceBeat = true;
     this.#requests.add(request);
     request.once('close', () => this.#requests.delete(request));
