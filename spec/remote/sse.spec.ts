@@ -25,6 +25,39 @@ describe('sseEventData()', () => {
     expect(await eventsOf(['data: one\n\ndata: tw', 'o'])).to.deep.equal(['one', 'two']);
   });
 
+  it('drops a byte order mark that starts the stream (also split across chunks), and only there', async () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    expect(await eventsOf([Buffer.concat([bom, Buffer.from('data: a\n\n')])])).to.deep.equal(['a']);
+    expect(await eventsOf([bom.subarray(0, 1), bom.subarray(1), 'data: a\n\n'])).to.deep.equal(['a']);
+    expect(await eventsOf([bom, 'data: a'])).to.deep.equal(['a']);
+    expect(await eventsOf([Buffer.concat([Buffer.from('data: a\n\ndata: '), bom, Buffer.from('b\n\n')])])).to.deep.equal(['a', '\ufeffb']);
+  });
+
+  it('yields an event whose one line came in a thousand chunks, and skips a line that grows past maxBytes before it ends', async () => {
+    const value = 'é'.repeat(1000);
+    const bytes = Buffer.from(`data: ${value}\n\n`);
+    const chunks = Array.from({ length: Math.ceil(bytes.length / 2) }, (_, k) => bytes.subarray(2 * k, 2 * k + 2));
+    expect(await eventsOf(chunks, 4096)).to.deep.equal([value]);
+    const error = await eventsOf([...chunks, 'data: next\n\n'], 512).then(undefined, (e: unknown) => e);
+    expect(error).to.be.instanceOf(RangeError);
+  });
+
+  it('throws RangeError for a line over maxBytes before it ends (a stream that would hold it forever)', async () => {
+    let sent = 0;
+    async function* endless(): AsyncGenerator<Uint8Array> {
+      yield Buffer.from('data: ');
+      for (;;) {
+        sent++;
+        yield Buffer.from('x'.repeat(64));
+      }
+    }
+    const error = await (async () => {
+      for await (const data of sseEventData(endless(), 1024)) void data;
+    })().then(undefined, (e: unknown) => e);
+    expect(error).to.be.instanceOf(RangeError);
+    expect(sent).to.be.within(16, 18);
+  });
+
   it('throws RangeError for an event over maxBytes', async () => {
     const error = await eventsOf([`data: ${'x'.repeat(64)}\n\n`], 16).then(undefined, (e: unknown) => e);
     expect(error).to.be.instanceOf(RangeError);

@@ -45,6 +45,10 @@ import { SilenceWatch } from './http-silence';
 import { checkRemoteOptions, remoteConnection, type RemoteConnectionOptions } from './websocket';
 import { pushFrame } from './websocket-stream';
 
+/** `"sessionId"`, the key whose presence in an event makes the client route it. */
+const SESSION_ID_KEY = Buffer.from('"sessionId"');
+const BACKSLASH = 0x5c;
+
 /** A resumable client tells the server the last event id of a stream after this many more events of it. */
 const EVENTS_ACK_EVERY = 16;
 
@@ -199,7 +203,7 @@ export class HttpClientStream extends Duplex {
     if (!isRequest(message) || message.method !== 'initialize') {
       throw new HttpStatusError(0, '', 'the first message over Streamable HTTP must be an initialize request');
     }
-    const { response, body } = await this.#fetch('POST', { 'Content-Type': JSON_CONTENT_TYPE }, line);
+    const { response, body } = await this.#fetch('POST', { 'Content-Type': JSON_CONTENT_TYPE }, line, true);
     const id = response.headers[HEADER_CONNECTION_ID.toLowerCase()];
     if (response.statusCode !== 200) throw statusError('initialize', response, body);
     if (typeof id !== 'string' || id === '') throw new HttpStatusError(200, body, 'the initialize answer has no Acp-Connection-Id');
@@ -408,18 +412,20 @@ export class HttpClientStream extends Duplex {
     else this.push(null);
   }
 
-  #onEvent(data: string, sessionId: string | undefined): void {
-    let frame = Buffer.from(data, 'utf8');
+  /** Takes one event's data (a view of the bytes received: taking the cursor out changes them in place). */
+  #onEvent(data: Buffer, sessionId: string | undefined): void {
+    let frame = data;
     if (this.#isResumable) {
-      // The cursor is taken out of the frame the connection reads (`data` keeps it).
+      // The cursor is taken out of the frame the connection reads.
       const taken = this.#taken;
-      takeCursor(frame, taken, data);
+      takeCursor(frame, taken);
       if (this.#isReplayed(taken.cursor, sessionId ?? '')) return;
       if (taken.start > 0) frame = frame.subarray(taken.start);
     }
     // Routing reads a session stream's requests, and answers that carry a `sessionId` (whose key is
     // in the text as such unless it is escaped): any other event goes to the connection unparsed.
-    const message = sessionId !== undefined || data.includes('"sessionId"') || data.includes('\\') ? parseRouted(data) : undefined;
+    const isRouted = sessionId !== undefined || frame.indexOf(SESSION_ID_KEY) !== -1 || frame.indexOf(BACKSLASH) !== -1;
+    const message = isRouted ? parseRouted(frame.toString('utf8')) : undefined;
     if (message !== undefined) {
       const created = resultSessionIdOf(message);
       // Open a new session's stream at once, so that its first updates are not held on the server.
@@ -450,13 +456,19 @@ export class HttpClientStream extends Duplex {
     if (!pushFrame(this, frame)) this.#isReading = false;
   }
 
-  #fetch(method: string, headers: OutgoingHttpHeaders, body?: string): Promise<HttpResult> {
+  /**
+   * Sends one request and resolves once its response has been read: with its body when
+   * `isBodyNeeded` or the status is not 2xx, else with `''` (the body, if any, is drained unread).
+   */
+  #fetch(method: string, headers: OutgoingHttpHeaders, body?: string, isBodyNeeded = false): Promise<HttpResult> {
     return new Promise((resolve, reject) => {
-      const request = this.#request(
-        method,
-        headers,
-        (response) => void readText(response).then((text) => resolve({ response, body: text })),
-      );
+      const request = this.#request(method, headers, (response) => {
+        const status = response.statusCode ?? 0;
+        if (isBodyNeeded || status < 200 || status >= 300) return void readText(response).then((text) => resolve({ response, body: text }));
+        response.once('end', () => resolve({ response, body: '' }));
+        response.once('close', () => resolve({ response, body: '' }));
+        response.resume();
+      });
       request.once('error', reject);
       request.end(body);
     });

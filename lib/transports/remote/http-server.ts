@@ -263,6 +263,8 @@ export function header(request: IncomingMessage, name: string): string | undefin
 }
 
 function mediaType(contentType: string | undefined): string {
+  // What nearly every client sends, taken as it is.
+  if (contentType === JSON_CONTENT_TYPE) return contentType;
   return (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();
 }
 

@@ -13,26 +13,40 @@ export function sseEvent(json: string, id?: string): string {
 /** A comment line that keeps an idle stream (and the proxies on its way) open. */
 export const SSE_KEEP_ALIVE = ':\n\n';
 
+const LF = 0x0a;
+const CR = 0x0d;
+const SPACE = 0x20;
+/** `data:`, the field of an event's data lines. */
+const DATA_FIELD = Buffer.from('data:');
+/** The UTF-8 byte order mark, which a stream may start with (and which is not part of its first line). */
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+
 /**
- * Splits an event stream into the data of its events.
+ * Splits an event stream into the data of its events, as bytes.
  *
- * @remarks Lines end in LF, CRLF or CR; `data:` lines of one event are joined with `\n`; other
+ * @remarks Lines end in LF, CRLF or CR; `data:` lines of one event are joined with LF; other
  * fields and comments are ignored; an event whose data grows past `maxBytes` is reported and
- * skipped.
+ * skipped; a byte order mark that starts the stream is dropped. Works on the bytes as they come:
+ * line ends are found by native searches, nothing is decoded, and the data of an event of one
+ * line is handed over as a view of the chunk it came in (no copy), so the reader may change its
+ * bytes in place. The bytes of a line that has not ended are held until it does (one copy then).
  * @internal
  */
 export class SseParser {
-  readonly #onEvent: (data: string) => void;
+  readonly #onEvent: (data: Buffer) => void;
   readonly #onTooLarge: () => void;
   readonly #maxBytes: number;
-  readonly #decoder = new TextDecoder('utf-8');
-  #rest = '';
-  #data: string[] = [];
+  /** The chunks of a line that has not ended yet, and their length. */
+  #pending: Buffer[] = [];
+  #pendingBytes = 0;
+  /** The data lines of the event under way. */
+  #data: Buffer[] = [];
   #dataBytes = 0;
   #isSkipping = false;
   #wasCarriageReturn = false;
+  #isAtStart = true;
 
-  constructor(maxBytes: number, onEvent: (data: string) => void, onTooLarge: () => void) {
+  constructor(maxBytes: number, onEvent: (data: Buffer) => void, onTooLarge: () => void) {
     this.#maxBytes = maxBytes;
     this.#onEvent = onEvent;
     this.#onTooLarge = onTooLarge;
@@ -40,48 +54,73 @@ export class SseParser {
 
   /** Feeds bytes. */
   write(chunk: Uint8Array): void {
-    let text = this.#rest + this.#decoder.decode(chunk, { stream: true });
-    // A CRLF split across chunks: the LF was already taken as the end of the line.
-    if (this.#wasCarriageReturn && text.charCodeAt(0) === 0x0a) text = text.slice(1);
-    this.#wasCarriageReturn = false;
-    // Line ends found by native searches, far cheaper than a JavaScript loop over each character:
-    // the next LF and the next CR, each searched again once passed.
+    if (chunk.length === 0) return;
+    let bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let start = 0;
-    let lf = text.indexOf('\n');
-    let cr = text.indexOf('\r');
+    // A CRLF split across chunks: the CR already ended the line.
+    if (this.#wasCarriageReturn && bytes[0] === LF) start = 1;
+    this.#wasCarriageReturn = false;
+    let lf = bytes.indexOf(LF, start);
+    let cr = bytes.indexOf(CR, start);
+    if (lf === -1 && cr === -1) return this.#hold(start === 0 ? bytes : bytes.subarray(start));
+    if (this.#pendingBytes > 0) {
+      // The held start of the line, joined to this chunk once its end has come.
+      const held = this.#pendingBytes;
+      this.#pending.push(start === 0 ? bytes : bytes.subarray(start));
+      bytes = Buffer.concat(this.#pending, held + bytes.length - start);
+      this.#pending = [];
+      this.#pendingBytes = 0;
+      lf = lf === -1 ? -1 : lf - start + held;
+      cr = cr === -1 ? -1 : cr - start + held;
+      start = 0;
+    }
+    if (this.#isAtStart) {
+      this.#isAtStart = false;
+      if (hasBom(bytes)) start += BOM.length;
+    }
+    // The next LF and the next CR, each searched again once passed.
     while (lf !== -1 || cr !== -1) {
       const end = cr === -1 || (lf !== -1 && lf < cr) ? lf : cr;
-      this.#line(text.slice(start, end));
+      this.#line(bytes, start, end);
       start = end + 1;
       if (end === cr) {
-        if (start === text.length) this.#wasCarriageReturn = true;
+        if (start === bytes.length) this.#wasCarriageReturn = true;
         else if (start === lf) start++;
-        cr = text.indexOf('\r', start);
+        cr = bytes.indexOf(CR, start);
       }
-      if (lf !== -1 && lf < start) lf = text.indexOf('\n', start);
+      if (lf !== -1 && lf < start) lf = bytes.indexOf(LF, start);
     }
-    this.#rest = text.slice(start);
-    if (this.#rest.length > this.#maxBytes + 16) {
-      this.#rest = '';
-      this.#skip();
-    }
+    if (start < bytes.length) this.#hold(bytes.subarray(start));
   }
 
   /** Ends the stream: a last line without its line end, and a last event without its blank line, count. */
   end(): void {
-    const rest = this.#rest + this.#decoder.decode();
-    this.#rest = '';
-    if (rest !== '') this.#line(rest);
+    const rest = Buffer.concat(this.#pending, this.#pendingBytes);
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    const from = this.#isAtStart && hasBom(rest) ? BOM.length : 0;
+    this.#isAtStart = false;
+    if (rest.length > from) this.#line(rest, from, rest.length);
     this.#dispatch();
   }
 
-  #line(line: string): void {
-    if (line === '') return this.#dispatch();
-    if (this.#isSkipping || !line.startsWith('data:')) return;
-    const value = line.charCodeAt(5) === 0x20 ? line.slice(6) : line.slice(5);
-    this.#dataBytes += Buffer.byteLength(value) + 1;
+  /** Holds the start of a line that has not ended; one longer than any event may be is skipped. */
+  #hold(bytes: Buffer): void {
+    this.#pending.push(bytes);
+    this.#pendingBytes += bytes.length;
+    if (this.#pendingBytes <= this.#maxBytes + 16) return;
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    this.#skip();
+  }
+
+  #line(bytes: Buffer, start: number, end: number): void {
+    if (start === end) return this.#dispatch();
+    if (this.#isSkipping || !isField(bytes, start, end)) return;
+    const from = start + (bytes[start + DATA_FIELD.length] === SPACE ? DATA_FIELD.length + 1 : DATA_FIELD.length);
+    this.#dataBytes += end - from + 1;
     if (this.#dataBytes > this.#maxBytes + 1) return this.#skip();
-    this.#data.push(value);
+    this.#data.push(bytes.subarray(from, end));
   }
 
   #skip(): void {
@@ -93,11 +132,38 @@ export class SseParser {
 
   #dispatch(): void {
     const data = this.#data;
+    if (data.length === 0) {
+      this.#isSkipping = false;
+      return;
+    }
+    const size = this.#dataBytes - 1;
     this.#data = [];
     this.#dataBytes = 0;
     this.#isSkipping = false;
-    if (data.length > 0) this.#onEvent(data.join('\n'));
+    this.#onEvent(data.length === 1 ? data[0]! : joinLines(data, size));
   }
+}
+
+function hasBom(bytes: Buffer): boolean {
+  return bytes.length >= BOM.length && bytes[0] === BOM[0] && bytes[1] === BOM[1] && bytes[2] === BOM[2];
+}
+
+/** Whether the line from `start` to `end` is a `data:` field. */
+function isField(bytes: Buffer, start: number, end: number): boolean {
+  if (end - start < DATA_FIELD.length) return false;
+  for (let k = 0; k < DATA_FIELD.length; k++) if (bytes[start + k] !== DATA_FIELD[k]) return false;
+  return true;
+}
+
+/** The data lines of one event joined with LF (`size` bytes in all). */
+function joinLines(lines: readonly Buffer[], size: number): Buffer {
+  const joined = Buffer.allocUnsafe(size);
+  let at = lines[0]!.copy(joined, 0);
+  for (let i = 1; i < lines.length; i++) {
+    joined[at++] = LF;
+    at += lines[i]!.copy(joined, at);
+  }
+  return joined;
 }
 
 /**
@@ -112,7 +178,7 @@ export async function* sseEventData(body: AsyncIterable<Uint8Array>, maxBytes: n
   let isTooLarge = false;
   const parser = new SseParser(
     maxBytes,
-    (data) => void events.push(data),
+    (data) => void events.push(data.toString('utf8')),
     () => void (isTooLarge = true),
   );
   for await (const chunk of body) {
