@@ -214,7 +214,8 @@ function firstBytes(parts: readonly Buffer[], last: Buffer, count: number): Buff
   return Buffer.concat(taken, size);
 }
 
-function hasByteOrderMark(buf: Buffer, start: number, end: number): boolean {
+/** Whether the bytes from `start` to `end` start with a UTF-8 byte order mark (EF BB BF). @internal */
+export function hasByteOrderMark(buf: Buffer, start: number, end: number): boolean {
   return end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf;
 }
 

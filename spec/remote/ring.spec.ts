@@ -1,5 +1,5 @@
 /**
- * The queue a reconnecting WebSocket client keeps its unacknowledged messages in.
+ * The queue behind a replay buffer and a reconnecting WebSocket client's unacknowledged messages.
  */
 import { expect } from 'chai';
 import { Ring } from '../../lib/transports/remote/ring';

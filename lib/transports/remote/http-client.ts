@@ -17,7 +17,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Duplex } from 'node:stream';
 import { urlToHttpOptions } from 'node:url';
 import type { Connection } from '../../connection/connection';
-import { decimalText } from '../../framing/json-text';
+import { BACKSLASH, decimalText } from '../../framing/json-text';
 import { HttpStatusError, ResumeFailedError, ServerGoingAwayError } from './errors';
 import { backoffDelay, reconnectSettings, resumableOf, type ReconnectOptions, type ReconnectSettings } from './resume-options';
 import { takeCursor, TakenCursor } from './stream-cursor';
@@ -47,7 +47,6 @@ import { pushFrame } from './websocket-stream';
 
 /** `"sessionId"`, the key whose presence in an event makes the client route it. */
 const SESSION_ID_KEY = Buffer.from('"sessionId"');
-const BACKSLASH = 0x5c;
 
 /** A resumable client tells the server the last event id of a stream after this many more events of it. */
 const EVENTS_ACK_EVERY = 16;
@@ -129,12 +128,12 @@ export class HttpClientStream extends Duplex {
     super({ decodeStrings: false, allowHalfOpen: true });
     const { protocol, hostname, port, path, auth } = urlToHttpOptions(url);
     this.#target = { protocol, hostname, port, path, auth };
-    this.#send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const isHttps = url.protocol === 'https:';
+    this.#send = isHttps ? httpsRequest : httpRequest;
     this.#options = options;
-    this.#agent =
-      url.protocol === 'https:'
-        ? new HttpsAgent({ keepAlive: true, ca: options.ca, rejectUnauthorized: options.rejectUnauthorized })
-        : new HttpAgent({ keepAlive: true });
+    this.#agent = isHttps
+      ? new HttpsAgent({ keepAlive: true, ca: options.ca, rejectUnauthorized: options.rejectUnauthorized })
+      : new HttpAgent({ keepAlive: true });
   }
 
   /** The `Acp-Connection-Id` the server gave, once initialized. */

@@ -4,6 +4,7 @@
  *
  * @packageDocumentation
  */
+import { hasByteOrderMark } from '../../framing/ndjson';
 
 /** The event that carries one message's JSON text (which holds no line break). */
 export function sseEvent(json: string, id?: string): string {
@@ -18,8 +19,8 @@ const CR = 0x0d;
 const SPACE = 0x20;
 /** `data:`, the field of an event's data lines. */
 const DATA_FIELD = Buffer.from('data:');
-/** The UTF-8 byte order mark, which a stream may start with (and which is not part of its first line). */
-const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+/** The length of the UTF-8 byte order mark a stream may start with (not part of its first line). */
+const BOM_BYTES = 3;
 
 /**
  * Splits an event stream into the data of its events, as bytes.
@@ -76,7 +77,7 @@ export class SseParser {
     }
     if (this.#isAtStart) {
       this.#isAtStart = false;
-      if (hasBom(bytes)) start += BOM.length;
+      if (hasByteOrderMark(bytes, 0, bytes.length)) start += BOM_BYTES;
     }
     // The next LF and the next CR, each searched again once passed.
     while (lf !== -1 || cr !== -1) {
@@ -98,7 +99,7 @@ export class SseParser {
     const rest = Buffer.concat(this.#pending, this.#pendingBytes);
     this.#pending = [];
     this.#pendingBytes = 0;
-    const from = this.#isAtStart && hasBom(rest) ? BOM.length : 0;
+    const from = this.#isAtStart && hasByteOrderMark(rest, 0, rest.length) ? BOM_BYTES : 0;
     this.#isAtStart = false;
     if (rest.length > from) this.#line(rest, from, rest.length);
     this.#dispatch();
@@ -132,23 +133,14 @@ export class SseParser {
 
   #dispatch(): void {
     const data = this.#data;
-    if (data.length === 0) {
-      this.#isSkipping = false;
-      return;
-    }
     const size = this.#dataBytes - 1;
     this.#data = [];
     this.#dataBytes = 0;
     this.#isSkipping = false;
-    this.#onEvent(data.length === 1 ? data[0]! : joinLines(data, size));
+    if (data.length > 0) this.#onEvent(data.length === 1 ? data[0]! : joinLines(data, size));
   }
 }
 
-function hasBom(bytes: Buffer): boolean {
-  return bytes.length >= BOM.length && bytes[0] === BOM[0] && bytes[1] === BOM[1] && bytes[2] === BOM[2];
-}
-
-/** Whether the line from `start` to `end` is a `data:` field. */
 function isField(bytes: Buffer, start: number, end: number): boolean {
   if (end - start < DATA_FIELD.length) return false;
   for (let k = 0; k < DATA_FIELD.length; k++) if (bytes[start + k] !== DATA_FIELD[k]) return false;
