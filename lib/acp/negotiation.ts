@@ -4,7 +4,7 @@
  *
  * @packageDocumentation
  */
-import type { Connection } from '../connection/connection';
+import { acceptBatches, type Connection } from '../connection/connection';
 import { AcpWireError, ErrorCode, RpcError } from '../jsonrpc/errors';
 
 /** An ACP protocol version acp-wire speaks. */
@@ -127,7 +127,11 @@ export function negotiatedVersion(connection: Connection): number | undefined {
   return negotiated.get(connection);
 }
 
-/** Records the version negotiated on `connection`. @internal */
+/**
+ * Records the version negotiated on `connection`, and makes it answer JSON-RPC 2.0 batches from
+ * ACP v2 on (ACP v1 has none: a batch stays one `-32600`). @internal
+ */
 export function recordNegotiatedVersion(connection: Connection, version: number): void {
   negotiated.set(connection, version);
+  acceptBatches(connection, version >= 2);
 }

@@ -24,6 +24,7 @@ export type RequestGate = (message: RequestMessage) => GateVerdict;
 /** The internal hooks a connection hands over when it is built. @internal */
 export interface ConnectionHooks {
   setGate(gate: RequestGate): void;
+  acceptBatches(accept: boolean): void;
   shutdown(reason: CloseReason, error?: Error): Promise<void>;
   holdInputWhileFull(relay: DrainSource): () => void;
   heldBytes(): number;
@@ -57,6 +58,15 @@ export function registerConnectionHooks(connection: object, hooks: ConnectionHoo
 /** Installs the request gate of the ACP layer on `connection`. @internal */
 export function setRequestGate(connection: object, gate: RequestGate): void {
   hooksFor(connection).setGate(gate);
+}
+
+/**
+ * Makes `connection` answer JSON-RPC 2.0 batches (`true`) or refuse them with one `-32600`
+ * (`false`), as its `batches` option does: the ACP layer turns them on once ACP v2 is negotiated.
+ * @internal
+ */
+export function acceptBatches(connection: object, accept: boolean): void {
+  hooksFor(connection).acceptBatches(accept);
 }
 
 /** Closes `connection` for a transport-level reason (e.g. the peer process exited). @internal */

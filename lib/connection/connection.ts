@@ -48,12 +48,14 @@ import {
   type SentRequest,
 } from '../requests/sent-request';
 import { InputReader } from '../framing/input-reader';
+import { arrayElementTexts } from '../framing/json-text';
+import { BatchAnswers, dispatchBatch, type BatchOwner } from './batch';
 import { whenDrained, type DrainOptions } from './drain';
 import { LineWriter } from '../framing/writer';
 import { registerConnectionHooks, type RequestGate } from './connection-hooks';
 
 // The ACP layer and the transports reach a connection's internals through these (see connection-hooks.ts).
-export { closeConnection, setRequestGate, type GateVerdict, type RequestGate } from './connection-hooks';
+export { acceptBatches, closeConnection, setRequestGate, type GateVerdict, type RequestGate } from './connection-hooks';
 
 /** Options of a {@link Connection}. */
 export interface ConnectionOptions {
@@ -65,6 +67,13 @@ export interface ConnectionOptions {
   endOutputOnClose?: boolean;
   /** A name for logs (e.g. `agent`). */
   name?: string;
+  /**
+   * Answer JSON-RPC 2.0 batches as the JSON-RPC 2.0 specification says (each entry handled, the
+   * answers in one array, nothing for a batch of notifications). Default `false`: a batch is
+   * answered with one `-32600` (ACP v1 has no batches). The ACP helpers turn it on for a
+   * connection that negotiated ACP v2.
+   */
+  batches?: boolean;
 }
 
 /**
@@ -124,6 +133,8 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   readonly #outbound: OutboundWire;
   #nextId = 1;
   #gate: RequestGate | undefined;
+  #acceptsBatches: boolean;
+  #batchOwner: BatchOwner | undefined;
   #closeReason: CloseReason | undefined;
   #closed: Promise<void> | undefined;
 
@@ -139,6 +150,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     this.#output = output;
     this.#logger = options.logger ?? defaultLogger(options.name);
     this.#endOutput = options.endOutputOnClose ?? true;
+    this.#acceptsBatches = options.batches ?? false;
     this.#writer = new LineWriter(output, {
       backpressure: (isFull) => this.#onBackpressure(isFull),
       // The flush of a request's line runs after the job that sent it: the drop scheduler's cue.
@@ -171,6 +183,9 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     registerConnectionHooks(this, {
       setGate: (gate) => {
         this.#gate = gate;
+      },
+      acceptBatches: (accept) => {
+        this.#acceptsBatches = accept;
       },
       shutdown: (reason, error) => this.#shutdown(reason, error),
       holdInputWhileFull: (relay) => this.#reader.holdWhileFull(relay),
@@ -353,21 +368,57 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       case 'response':
         return this.#route(value as ResponseMessage);
     }
+    if (this.#acceptsBatches && Array.isArray(value) && value.length > 0) return this.#receiveBatch(value, line);
     const c = classify(value);
     switch (c.kind) {
-      case 'invalid':
-        this.#sendError(c.id, RpcError.invalidRequest(c.reason).toJSON(), line);
-        return this.#report(new ProtocolError(`invalid message answered -32600: ${c.reason}`));
+      case 'invalid': {
+        const reason = this.#acceptsBatches && Array.isArray(value) ? 'an empty batch' : c.reason;
+        this.#sendError(c.id, RpcError.invalidRequest(reason).toJSON(), line);
+        return this.#report(new ProtocolError(`invalid message answered -32600: ${reason}`));
+      }
       case 'badResponse':
         return this.#report(new ProtocolError(`dropped a malformed response: ${c.reason}`));
     }
   }
 
-  #dispatchRequest(message: RequestMessage, line: string): void {
+  /** A JSON-RPC 2.0 batch (when accepted): its entries dispatched in order, its answers in one array. */
+  #receiveBatch(values: unknown[], line: string): void {
+    const owner = (this.#batchOwner ??= {
+      isClosing: () => this.#closeReason !== undefined,
+      settled: (request) => this.#inflight.delete(request),
+      write: (text) => this.#send(text),
+    });
+    // JSON.parse accepted the line as an array, so its elements' texts are found.
+    const texts = arrayElementTexts(line)!;
+    const dispatch = (value: unknown, text: string, answers: BatchAnswers): void => this.#receiveEntry(value, text, answers);
+    dispatchBatch(values, texts, new BatchAnswers(owner), dispatch, () => this.#reader.holdDispatch(), owner.isClosing);
+  }
+
+  /** One entry of a batch: as a message on its own, but answered through the batch's answers. */
+  #receiveEntry(value: unknown, text: string, answers: BatchAnswers): void {
+    switch (validKindOf(value)) {
+      case 'request':
+        answers.expect();
+        return this.#dispatchRequest(value as RequestMessage, text, answers.wire);
+      case 'notification':
+        return this.#dispatchNotification(value as NotificationMessage);
+      case 'response':
+        return this.#route(value as ResponseMessage);
+    }
+    const c = classify(value);
+    if (c.kind === 'badResponse') return this.#report(new ProtocolError(`dropped a malformed response in a batch: ${c.reason}`));
+    if (c.kind !== 'invalid') return;
+    const reason = Array.isArray(value) ? 'a batch entry must be a JSON object' : c.reason;
+    const rawId = typeof c.id === 'number' ? rawIdText(text, c.id) : undefined;
+    answers.refuse(c.id, rawId, RpcError.invalidRequest(reason).toJSON());
+    this.#report(new ProtocolError(`invalid batch entry answered -32600: ${reason}`));
+  }
+
+  #dispatchRequest(message: RequestMessage, line: string, wire: InboundWire = this.#inbound): void {
     const rawId = typeof message.id === 'number' ? rawIdText(line, message.id) : undefined;
     const verdict = this.#gate?.(message);
     const onAnswer = verdict !== undefined && 'onAnswer' in verdict ? verdict.onAnswer : undefined;
-    const request = new InboundRequest(message.id, message.method, this.#inbound, rawId, onAnswer);
+    const request = new InboundRequest(message.id, message.method, wire, rawId, onAnswer);
     if (verdict !== undefined && 'refuse' in verdict) return request.deliver(undefined, verdict.refuse);
     const handler = this.#router.requestHandler(message.method);
     if (!handler) return request.deliver(undefined, RpcError.methodNotFound(message.method).toJSON());

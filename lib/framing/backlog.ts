@@ -129,6 +129,8 @@ export class InputFlow {
   #awaitedRelay: DrainSource | undefined;
   /** The input ended: relays hold nothing back any more (nothing more will be read). */
   #isInputDone = false;
+  /** Holds taken by {@link InputFlow.holdDispatch} and not yet released. */
+  #dispatchHolds = 0;
 
   constructor(input: Readable, target: InputFlowTarget) {
     this.#input = input;
@@ -167,6 +169,21 @@ export class InputFlow {
     };
   }
 
+  /**
+   * Holds every later message until the returned function is called (once; later calls do
+   * nothing): what the connection is dispatching now spans several turns of the event loop (a
+   * large batch), and what was read after it must wait for it. The input ending does not lift it.
+   */
+  holdDispatch(): () => void {
+    this.#dispatchHolds++;
+    let isReleased = false;
+    return () => {
+      if (isReleased) return;
+      isReleased = true;
+      if (--this.#dispatchHolds === 0) this.#release();
+    };
+  }
+
   /** The output became full (`true`) or drained (`false`). */
   setOutputFull(isFull: boolean): void {
     this.#isOutputFull = isFull;
@@ -182,12 +199,12 @@ export class InputFlow {
   end(): boolean {
     this.#isInputDone = true;
     this.#stopAwaiting();
-    while (!this.#isOutputFull && !this.#target.isClosed()) {
+    while (!this.#isOutputFull && this.#dispatchHolds === 0 && !this.#target.isClosed()) {
       const held = this.#backlog.shift();
       if (!held) break;
       this.#target.dispatch(held.value, held.line);
     }
-    if (this.#backlog.isEmpty) return true;
+    if (this.#backlog.isEmpty && this.#dispatchHolds === 0) return true;
     this.#isEndHeld = true;
     return false;
   }
@@ -205,12 +222,15 @@ export class InputFlow {
       this.#input.resume();
       this.#target.inputHeld?.(false, this.#backlog.bytes);
     }
-    if (this.#isEndHeld && this.#backlog.isEmpty) this.#target.inputEnded();
+    if (this.#isEndHeld && this.#backlog.isEmpty && this.#dispatchHolds === 0) {
+      this.#isEndHeld = false;
+      this.#target.inputEnded();
+    }
   }
 
   /** Whether a message may be dispatched now; if a relay is full, waits for its drain. */
   #canDispatch(): boolean {
-    if (this.#isOutputFull) return false;
+    if (this.#isOutputFull || this.#dispatchHolds > 0) return false;
     if (this.#awaitedRelay) return false;
     if (this.#isInputDone) return true;
     for (const relay of this.#relays) {

@@ -83,6 +83,11 @@ export class InputReader {
     this.#flow.setOutputFull(isFull);
   }
 
+  /** Holds every later message until the returned function is called (see `InputFlow.holdDispatch`). */
+  holdDispatch(): () => void {
+    return this.#flow.holdDispatch();
+  }
+
   /** Holds messages also while `relay`'s output is full; returns the function that stops it. */
   holdWhileFull(relay: DrainSource): () => void {
     return this.#flow.holdWhileFull(relay);

@@ -64,6 +64,32 @@ export function endOfValue(text: string, i: number): number {
   return -1;
 }
 
+/**
+ * The texts of the elements of the JSON array `text` (a line `JSON.parse` accepted as an array), in
+ * order and byte for byte, or `undefined` when `text` is not a well-formed array.
+ *
+ * @remarks Elements are skipped without being parsed (see {@link endOfValue}): a batch's entries
+ * keep their own bytes, such as the text of a numeric id that `JSON.stringify` would write otherwise.
+ * @internal
+ */
+export function arrayElementTexts(text: string): string[] | undefined {
+  let i = skipSpace(text, 0);
+  if (text.charCodeAt(i) !== OPEN_BRACKET) return undefined;
+  const elements: string[] = [];
+  i = skipSpace(text, i + 1);
+  if (text.charCodeAt(i) === CLOSE_BRACKET) return elements;
+  for (;;) {
+    const end = endOfValue(text, i);
+    if (end === -1) return undefined;
+    elements.push(text.slice(i, end));
+    i = skipSpace(text, end);
+    const c = text.charCodeAt(i);
+    if (c === CLOSE_BRACKET) return elements;
+    if (c !== COMMA) return undefined;
+    i = skipSpace(text, i + 1);
+  }
+}
+
 /** The end of a number, `true`, `false` or `null` token starting at `i`, or -1 if it is empty. */
 export function endOfScalar(text: string, i: number): number {
   let j = i;
