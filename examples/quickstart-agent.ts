@@ -9,6 +9,8 @@ import { AcpAgent, connectStdio } from '../lib';
 new AcpAgent(connectStdio({ name: 'quickstart-agent' }), {
   info: { name: 'quickstart-agent', version: '1.0.0' },
   protocolVersions: process.argv.includes('--v1') ? [1] : [1, 2],
+  // Sessions live in memory (the default `sessions` store), so this agent serves the whole ACP v2
+  // session baseline as it is: session/new, list, resume (with replay), close, prompt, cancel.
   // One turn: stream the answer word by word. `turn.signal` aborts when the client cancels the
   // turn; the sleep then throws, and the turn ends "cancelled".
   async prompt(turn) {

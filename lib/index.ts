@@ -42,8 +42,11 @@ export type {
   AcpClientOptions,
   AgentInitialization,
   ClientInitializeParams,
+  ListSessionsParams,
   NewSessionParams,
   PromptParams,
+  ResumeSessionParams,
+  SetConfigOptionParams,
   SessionUpdateHandler,
   SessionUpdateOptions,
 } from './acp/client';
@@ -56,13 +59,31 @@ export { AcpAgent } from './acp/agent';
 export type {
   AcpAgentOptions,
   AgentContext,
+  AgentHandler,
   AgentInitializeAnswer,
   AgentInitializeRequest,
   AgentNewSessionAnswer,
   AgentNewSessionRequest,
   AgentAttachSessionRequest,
   AgentPromptRequest,
+  AgentSessionRequest,
+  AgentSessionlessRequest,
+  AgentAuthenticateRequest,
+  AgentConfigOptionRequest,
+  AgentModeRequest,
+  AgentToolCallRequest,
+  AgentTerminalRequest,
 } from './acp/agent';
+export { MemorySessionStore } from './acp/session-store';
+export type {
+  MemorySessionStoreOptions,
+  SessionChanges,
+  SessionPage,
+  SessionQuery,
+  SessionStore,
+  StoredMessage,
+  StoredSession,
+} from './acp/session-store';
 export { AgentTurn } from './acp/agent-turn';
 export type { AgentFactory, AgentFactoryInfo, HostedAgent } from './acp/agent-host';
 export { innermostMessage, successorTarget, unwrapSuccessor, wrapSuccessor } from './chain/successor';

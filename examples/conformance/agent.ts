@@ -1,16 +1,16 @@
 /**
  * The conformance agent's ACP side, on {@link AcpAgent}: `initialize` (v1 or v2, chosen by
- * negotiation), `session/new`, `session/prompt` turns and `session/cancel`.
+ * negotiation), the session baseline (`session/new`, `list`, `resume`, `close`, v1 `load`),
+ * `session/prompt` turns and `session/cancel`.
  *
  * @packageDocumentation
  */
-import { randomUUID } from 'node:crypto';
 import {
   AcpAgent,
   ErrorCode,
+  MemorySessionStore,
   RpcError,
   selectProtocolVersion,
-  type AgentAttachSessionRequest,
   type AgentContext,
   type AgentInitializeAnswer,
   type AgentInitializeRequest,
@@ -19,6 +19,7 @@ import {
   type Connection,
   type ContentBlock,
   type JsonObject,
+  type SessionStore,
 } from '../../lib';
 import { handleTestMethods, isObject, milliseconds, record, type Received } from './test-methods';
 import { Timers } from './timers';
@@ -27,11 +28,25 @@ import { Timers } from './timers';
 export const CONFORMANCE_AGENT_NAME = 'acp-wire-conformance-agent';
 
 /**
- * The sessions made in this process, by any connection (newest last): what `session/load` (v1)
- * and `session/resume` (v2) re-attach, as an agent with shared session storage would. Bounded.
+ * The sessions made in this process, by any connection: what `session/list` reports and
+ * `session/load` (v1) and `session/resume` re-attach, as an agent with shared session storage
+ * would. It forgets nothing on request: the agent serves no `session/delete`, and its v2
+ * capabilities stay `{"session":{}}`.
  */
-const knownSessions = new Set<string>();
-const MAX_KNOWN_SESSIONS = 10_000;
+const processSessions = new MemorySessionStore({ maxSessions: 10_000 });
+const sessions: SessionStore = {
+  create: (session) => processSessions.create(session),
+  get: (sessionId) => processSessions.get(sessionId),
+  update: (sessionId, changes) => processSessions.update(sessionId, changes),
+  list: (query) => processSessions.list(query),
+  append: (sessionId, message) => processSessions.append(sessionId, message),
+  history: (sessionId) => processSessions.history(sessionId),
+};
+
+/** How long each word of a long answer takes, in ms: "at least 2000 words" is a turn of 10 s. */
+const WORD_MS = 5;
+/** The most words a prompt can ask for (a turn of at most 10 minutes). */
+const MAX_WORDS = 120_000;
 
 /** Options of {@link serveConformanceAgent}. */
 export interface ConformanceAgentOptions {
@@ -50,9 +65,8 @@ export function serveConformanceAgent(connection: Connection, options: Conforman
   const agent = new AcpAgent(connection, {
     info: { name: CONFORMANCE_AGENT_NAME, version: options.version },
     negotiate: (params, supported) => selectProtocolVersion(checkedVersion(params.protocolVersion), supported),
+    sessions,
     initialize: (request, context) => initialize(request, context, timers),
-    newSession: () => ({ sessionId: rememberSession(randomUUID()) }),
-    attachSession,
     admitPrompt: (request, context) => admitPrompt(request, context, timers),
     prompt: (turn) => runTurn(turn, timers),
     onCancelSession: (params) =>
@@ -76,7 +90,8 @@ function initialize(
   timers: Timers,
 ): AgentInitializeAnswer | undefined | Promise<AgentInitializeAnswer> {
   const meta = isObject(request.params._meta) ? request.params._meta : {};
-  const answer: AgentInitializeAnswer = { capabilities: version === 1 ? { loadSession: true } : { session: {} } };
+  // v2's session baseline is advertised by AcpAgent itself; v1 lists `session/load` here.
+  const answer: AgentInitializeAnswer = version === 1 ? { capabilities: { loadSession: true } } : {};
   switch (meta.test) {
     case 'drop':
       return undefined;
@@ -92,18 +107,6 @@ function initialize(
   }
 }
 
-function rememberSession(sessionId: string): string {
-  knownSessions.add(sessionId);
-  if (knownSessions.size > MAX_KNOWN_SESSIONS) knownSessions.delete(knownSessions.values().next().value!);
-  return sessionId;
-}
-
-/** `session/load` (v1) and `session/resume` (v2): any session made in this process; it keeps no history to replay. */
-function attachSession({ sessionId }: AgentAttachSessionRequest): JsonObject {
-  if (!knownSessions.has(sessionId)) throw new RpcError(ErrorCode.ResourceNotFound, 'Resource not found', { sessionId });
-  return {};
-}
-
 /**
  * Checks `_meta.insertDelayMs` and `_meta.workMs`, then holds the prompt `insertDelayMs` (without
  * a delay it returns at once, so the prompt is inserted before the next line is read).
@@ -115,7 +118,10 @@ function admitPrompt(request: AgentPromptRequest, { signal }: AgentContext, time
   return insertDelayMs > 0 ? timers.delay(insertDelayMs, signal) : undefined;
 }
 
-/** Streams "echo: " and the prompt's text, one word per chunk, spread over `_meta.workMs`. */
+/**
+ * Streams "echo: " and the prompt's text, one word per chunk, spread over `_meta.workMs`; a prompt
+ * whose text asks for "at least N words" then gets N more words, {@link WORD_MS} each.
+ */
 async function runTurn(turn: AgentTurn, timers: Timers): Promise<'end_turn' | 'cancelled'> {
   const meta = isObject(turn.params._meta) ? turn.params._meta : {};
   const chunks = replyChunks(turn.prompt);
@@ -125,17 +131,36 @@ async function runTurn(turn: AgentTurn, timers: Timers): Promise<'end_turn' | 'c
     turn.sendText(text);
     if (step > 0 && (await timers.delay(step, turn.signal)) === 'cancelled') return 'cancelled';
   }
+  return writeWords(turn, wordsAskedFor(turn.prompt), timers);
+}
+
+/** Writes `count` words, one chunk each, {@link WORD_MS} apart; stops at a cancel. */
+async function writeWords(turn: AgentTurn, count: number, timers: Timers): Promise<'end_turn' | 'cancelled'> {
+  for (let word = 1; word <= count; word++) {
+    if (turn.signal.aborted || (await timers.delay(WORD_MS, turn.signal)) === 'cancelled') return 'cancelled';
+    turn.sendText(` word${word}`);
+  }
   return 'end_turn';
+}
+
+/** The N of "at least N words" in the prompt's text (case and spacing free), else 0. */
+function wordsAskedFor(prompt: readonly ContentBlock[]): number {
+  const match = /\bat\s+least\s+(\d+)\s+words\b/i.exec(promptText(prompt));
+  return match ? Math.min(Number(match[1]), MAX_WORDS) : 0;
 }
 
 /** The agent's reply to a prompt, as chunks: "echo: " and its text, one word per chunk. */
 function replyChunks(prompt: readonly ContentBlock[]): string[] {
-  const text = prompt
+  return `echo: ${promptText(prompt)}`.match(/\S+\s*/g) ?? ['echo:'];
+}
+
+/** The text blocks of a prompt, joined by spaces. */
+function promptText(prompt: readonly ContentBlock[]): string {
+  return prompt
     .filter(
       (block): block is Extract<ContentBlock, { type: 'text' }> =>
         isObject(block) && block.type === 'text' && typeof block.text === 'string',
     )
     .map((block) => block.text)
     .join(' ');
-  return `echo: ${text}`.match(/\S+\s*/g) ?? ['echo:'];
 }

@@ -1,23 +1,25 @@
 /**
- * The agent side of a prompt turn: the {@link AgentTurn} a handler works with, and the per-session
- * queue that maps turns to ACP v1 (the `session/prompt` answer ends the turn) or v2 (`state_update`
- * running/idle).
+ * The agent side of a prompt turn: the {@link AgentTurn} a handler works with.
  *
  * @packageDocumentation
  */
 import { randomUUID } from 'node:crypto';
-import type { Connection } from '../connection/connection';
-import { RpcError, describeThrown } from '../jsonrpc/errors';
+import { RpcError } from '../jsonrpc/errors';
 import type { ErrorObject, JsonObject } from '../jsonrpc/message';
-import { SESSION_UPDATE_METHOD } from './methods';
 import type { AcpVersion } from './negotiation';
 import type { ContentBlock, SessionUpdate, StopReason } from './types';
 
 /** How a turn ended, as the session queue reports it. @internal */
 export type TurnOutcome = { stopReason: StopReason } | { error: ErrorObject };
 
-/** What started the cancellation of a prompt: `session/cancel`, or `$/cancel_request` / the close. @internal */
+/** What started the cancellation of a prompt: `session/cancel` or `session/close`, or `$/cancel_request` / the connection's close. @internal */
 export type CancelCause = 'session' | 'request';
+
+/** Where a turn's updates go: its session, which sends them while it is open and keeps its messages. @internal */
+export interface TurnHost {
+  /** Sends one `session/update` of the session (nothing once the session or connection closed). */
+  send(update: SessionUpdate): void;
+}
 
 /**
  * One prompt turn, as an {@link AcpAgent} `prompt` handler sees it.
@@ -31,14 +33,14 @@ export type CancelCause = 'session' | 'request';
  * turn ends `cancelled` whatever it returns.
  */
 export class AgentTurn {
-  readonly #connection: Connection;
+  readonly #host: TurnHost;
   readonly #controller = new AbortController();
   readonly #agentMessageId = randomUUID();
   #cause: CancelCause | undefined;
 
   /** @internal */
   constructor(
-    connection: Connection,
+    host: TurnHost,
     /** The session the prompt was sent to. */
     readonly sessionId: string,
     /** The prompt's content blocks, as sent. */
@@ -50,7 +52,7 @@ export class AgentTurn {
     /** The id of the inserted user message (v2), or `undefined` (v1). */
     readonly messageId: string | undefined,
   ) {
-    this.#connection = connection;
+    this.#host = host;
   }
 
   /** Aborts when the client cancels the turn or the connection closes. */
@@ -78,11 +80,17 @@ export class AgentTurn {
 
   /**
    * Sends one `session/update` of this session, as given: build it in the shape of
-   * {@link AgentTurn.version}. Nothing is sent once the connection has closed.
+   * {@link AgentTurn.version}. Nothing is sent once the session (`session/close`) or the
+   * connection has closed. Its messages (`agent_message_chunk`, …) are kept in the session's
+   * conversation, which `session/resume` replays.
    */
   update(update: SessionUpdate): void {
-    if (this.#connection.isClosed) return;
-    this.#connection.sendNotification(SESSION_UPDATE_METHOD, { sessionId: this.sessionId, update });
+    this.#host.send(update);
+  }
+
+  /** The id of this turn's agent message: what {@link AgentTurn.sendText} gives its chunks. @internal */
+  get agentMessageId(): string {
+    return this.#agentMessageId;
   }
 
   /** @internal */
@@ -96,129 +104,4 @@ export class AgentTurn {
   get cancelCause(): CancelCause | undefined {
     return this.#cause;
   }
-}
-
-/** A turn waiting in, or run by, a session queue. @internal */
-export interface QueuedTurn {
-  readonly turn: AgentTurn;
-  /** Called once with the outcome (v1: answers the `session/prompt` request). */
-  readonly finish: (outcome: TurnOutcome) => void;
-}
-
-/** What a session needs from its agent. @internal */
-export interface SessionHost {
-  readonly connection: Connection;
-  /** The user's turn handler. */
-  readonly runTurn: (turn: AgentTurn) => unknown;
-}
-
-/**
- * One session's prompts: admitted prompts waiting for insertion, inserted turns run one at a time in
- * insertion order, and the v2 `state_update`s around them.
- *
- * @internal
- */
-export class AgentSession {
-  readonly #host: SessionHost;
-  readonly #admitting = new Set<(cause: CancelCause) => void>();
-  readonly #queue: QueuedTurn[] = [];
-  #running: QueuedTurn | undefined;
-
-  constructor(
-    host: SessionHost,
-    readonly id: string,
-    readonly version: AcpVersion,
-  ) {
-    this.#host = host;
-  }
-
-  /** Registers a prompt in admission; `session/cancel` calls `cancel('session')`. Returns the undo. */
-  admitting(cancel: (cause: CancelCause) => void): () => void {
-    this.#admitting.add(cancel);
-    return () => this.#admitting.delete(cancel);
-  }
-
-  /** Queues an inserted turn; it runs now if the session is idle. */
-  enqueue(queued: QueuedTurn): void {
-    this.#queue.push(queued);
-    if (!this.#running) this.#runNext(undefined);
-  }
-
-  /**
-   * `session/cancel`: prompts in admission are cancelled, queued turns end `cancelled` without
-   * running (v1; in v2 they are dropped, as the foreground work they belong to is cancelled), and
-   * the running turn's signal aborts.
-   */
-  cancel(): void {
-    for (const cancel of [...this.#admitting]) cancel('session');
-    const queued = this.#queue.splice(0);
-    if (this.version === 1) for (const { finish } of queued) finish({ stopReason: 'cancelled' });
-    this.#running?.turn.cancel('session');
-  }
-
-  /** The connection closed: everything stops, nothing more is sent. */
-  abandon(reason: unknown): void {
-    for (const cancel of [...this.#admitting]) cancel('request');
-    this.#queue.length = 0;
-    this.#running?.turn.cancel('request', reason);
-  }
-
-  #runNext(previous: TurnOutcome | undefined): void {
-    const next = this.#queue.shift();
-    this.#running = next;
-    if (!next) {
-      if (previous && this.version === 2) this.#sendIdle(previous);
-      return;
-    }
-    if (next.turn.signal.aborted) {
-      // Cancelled while it waited (v1 `$/cancel_request`): it ends without running.
-      return this.#end(next, () => ({ stopReason: 'cancelled' }));
-    }
-    if (!previous && this.version === 2) this.#update({ sessionUpdate: 'state_update', state: 'running' });
-    let result: unknown;
-    try {
-      result = this.#host.runTurn(next.turn);
-    } catch (thrown) {
-      result = Promise.reject(thrown);
-    }
-    Promise.resolve(result).then(
-      (value) => this.#end(next, () => ({ stopReason: stopReasonOf(value) })),
-      (thrown: unknown) =>
-        this.#end(next, () => {
-          throw thrown;
-        }),
-    );
-  }
-
-  /** Ends the running turn: `cancelled` after a `session/cancel`, else what `outcomeOf` says. */
-  #end(queued: QueuedTurn, outcomeOf: () => TurnOutcome): void {
-    let outcome: TurnOutcome;
-    try {
-      outcome = queued.turn.cancelCause === 'session' ? { stopReason: 'cancelled' } : outcomeOf();
-    } catch (thrown) {
-      outcome = { error: RpcError.fromThrown(thrown) };
-    }
-    queued.finish(outcome);
-    if (this.#host.connection.isClosed) return;
-    this.#runNext(outcome);
-  }
-
-  #sendIdle(outcome: TurnOutcome): void {
-    if ('error' in outcome) {
-      this.#update({ sessionUpdate: 'state_update', state: 'idle', stopReason: 'error', error: { ...outcome.error } });
-    } else {
-      this.#update({ sessionUpdate: 'state_update', state: 'idle', stopReason: outcome.stopReason });
-    }
-  }
-
-  #update(update: JsonObject): void {
-    if (this.#host.connection.isClosed) return;
-    this.#host.connection.sendNotification(SESSION_UPDATE_METHOD, { sessionId: this.id, update });
-  }
-}
-
-function stopReasonOf(value: unknown): StopReason {
-  if (value === undefined || value === null) return 'end_turn';
-  if (typeof value === 'string') return value;
-  throw new TypeError(`a prompt handler must return a stop reason string, not ${describeThrown(value)}`);
 }

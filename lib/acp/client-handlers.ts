@@ -1,6 +1,6 @@
 /**
- * Typed handlers for what an ACP agent asks of its client: permissions (v1 and v2), and in v1 the
- * client's file system and terminals.
+ * Typed handlers for what an ACP agent asks of its client: permissions and elicitations (v1 and
+ * v2), and in v1 the client's file system and terminals.
  *
  * @packageDocumentation
  */
@@ -8,7 +8,14 @@ import type { Connection } from '../connection/connection';
 import { toDisposable, type Disposable } from '../support/disposable';
 import { RpcError } from '../jsonrpc/errors';
 import type { Responder } from '../requests/responder';
-import { FS_READ_TEXT_FILE_METHOD, FS_WRITE_TEXT_FILE_METHOD, SESSION_REQUEST_PERMISSION_METHOD, TERMINAL_METHODS } from './methods';
+import {
+  ELICITATION_COMPLETE_METHOD,
+  ELICITATION_CREATE_METHOD,
+  FS_READ_TEXT_FILE_METHOD,
+  FS_WRITE_TEXT_FILE_METHOD,
+  SESSION_REQUEST_PERMISSION_METHOD,
+  TERMINAL_METHODS,
+} from './methods';
 import type { AcpVersion } from './negotiation';
 import type * as V1 from './schema/v1';
 import type * as V2 from './schema/v2';
@@ -67,15 +74,33 @@ export interface AcpClientHandlers {
   };
   /** ACP v1's `terminal/*` requests. */
   terminal?: TerminalHandlers;
+  /**
+   * `elicitation/create` (v1 and v2): asks the user for structured input, by a form or a URL.
+   * Advertises the `elicitation` capability with both modes; answer `{action: "decline"}` for a
+   * mode you do not offer.
+   */
+  elicit?: ClientRequestHandler<
+    V1.CreateElicitationRequest | V2.CreateElicitationRequest,
+    V1.CreateElicitationResponse | V2.CreateElicitationResponse
+  >;
+  /** The `elicitation/complete` notification: a URL elicitation the agent was waiting for completed. */
+  onElicitationComplete?: (params: V1.CompleteElicitationNotification | V2.CompleteElicitationNotification) => void;
 }
 
 /** The v1 `clientCapabilities` that a set of handlers supports. */
 export function clientCapabilitiesOf(handlers: readonly AcpClientHandlers[]): V1.ClientCapabilities {
   const has = (pick: (handlers: AcpClientHandlers) => unknown): boolean => handlers.some((h) => typeof pick(h) === 'function');
-  return {
+  const capabilities: V1.ClientCapabilities = {
     fs: { readTextFile: has((h) => h.fs?.readTextFile), writeTextFile: has((h) => h.fs?.writeTextFile) },
     terminal: handlers.some((h) => h.terminal !== undefined),
   };
+  if (has((h) => h.elicit)) capabilities.elicitation = { form: {}, url: {} };
+  return capabilities;
+}
+
+/** The v2 `capabilities` that a set of handlers supports (permissions need none). */
+export function clientV2CapabilitiesOf(handlers: readonly AcpClientHandlers[]): V2.ClientCapabilities {
+  return handlers.some((h) => typeof h.elicit === 'function') ? { elicitation: { form: {}, url: {} } } : {};
 }
 
 const CANCELLED_OUTCOME = Object.freeze({ outcome: Object.freeze({ outcome: 'cancelled' }) });
@@ -132,6 +157,17 @@ export function registerClientHandlers(
         SESSION_REQUEST_PERMISSION_METHOD,
         (params: V1.RequestPermissionRequest | V2.RequestPermissionRequest, responder) =>
           askPermission(requestPermission, params, responder, version(), permissions),
+      ),
+    );
+  }
+  on(ELICITATION_CREATE_METHOD, handlers.elicit);
+  const { onElicitationComplete } = handlers;
+  if (onElicitationComplete !== undefined) {
+    if (typeof onElicitationComplete !== 'function') throw new TypeError('onElicitationComplete must be a function');
+    registrations.push(
+      connection.onNotification(
+        ELICITATION_COMPLETE_METHOD,
+        (params: V1.CompleteElicitationNotification | V2.CompleteElicitationNotification) => onElicitationComplete(params),
       ),
     );
   }

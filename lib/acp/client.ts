@@ -10,15 +10,31 @@ import { ConnectionClosedError } from '../jsonrpc/errors';
 import type { JsonObject, JsonValue } from '../jsonrpc/message';
 import { INITIALIZE_METHOD } from '../jsonrpc/protocol';
 import type { SendRequestOptions, SentRequest } from '../requests/sent-request';
-import { PermissionRequests, clientCapabilitiesOf, registerClientHandlers, type AcpClientHandlers } from './client-handlers';
+import {
+  PermissionRequests,
+  clientCapabilitiesOf,
+  clientV2CapabilitiesOf,
+  registerClientHandlers,
+  type AcpClientHandlers,
+} from './client-handlers';
 import {
   AUTHENTICATE_METHOD,
   AUTH_LOGIN_METHOD,
+  AUTH_LOGOUT_METHOD,
+  LOGOUT_METHOD,
   SESSION_CANCEL_METHOD,
   SESSION_CLOSE_METHOD,
+  SESSION_DELETE_METHOD,
+  SESSION_LIST_METHOD,
+  SESSION_LOAD_METHOD,
   SESSION_NEW_METHOD,
   SESSION_PROMPT_METHOD,
+  SESSION_RESUME_METHOD,
+  SESSION_SET_CONFIG_OPTION_METHOD,
+  SESSION_SET_MODE_METHOD,
   SESSION_UPDATE_METHOD,
+  TERMINAL_CANCEL_METHOD,
+  TOOL_CALL_CANCEL_METHOD,
 } from './methods';
 import { ACP_PROTOCOL_VERSIONS, acceptProtocolVersion, negotiatedVersion, recordNegotiatedVersion, type AcpVersion } from './negotiation';
 import type * as V1 from './schema/v1';
@@ -92,6 +108,39 @@ export interface NewSessionParams {
   cwd: string;
   /** The MCP servers the agent should connect to for this session. Default `[]`. */
   mcpServers?: (V1.McpServer | V2.McpServer)[];
+  [field: string]: unknown;
+}
+
+/** `session/list` params: both filters optional. */
+export interface ListSessionsParams {
+  /** Only sessions whose working directory is this absolute path. */
+  cwd?: string;
+  /** The `nextCursor` of the previous page. */
+  cursor?: string;
+  [field: string]: unknown;
+}
+
+/** `session/resume` and v1 `session/load` params: the session and its working directory. */
+export interface ResumeSessionParams {
+  /** The session to re-attach. */
+  sessionId: string;
+  /** Its working directory (the one it was made with): an absolute path. */
+  cwd: string;
+  /** The MCP servers for the session. Default `[]`. */
+  mcpServers?: (V1.McpServer | V2.McpServer)[];
+  /** v2: `{type: "start"}` replays the conversation before the answer; absent replays nothing. */
+  replayFrom?: V2.ReplayFrom;
+  [field: string]: unknown;
+}
+
+/** `session/set_config_option` params: the option and its new value. */
+export interface SetConfigOptionParams {
+  /** The session whose option changes. */
+  sessionId: string;
+  /** The option's id (`configId` of one of the session's `configOptions`). */
+  configId: string;
+  /** The new value: a value id, or a boolean with `type: "boolean"`. */
+  value: unknown;
   [field: string]: unknown;
 }
 
@@ -264,11 +313,11 @@ export class AcpClient {
   }
 
   #initializeParams(offered: number, params: ClientInitializeParams): Record<string, unknown> {
-    const { protocolVersion: _offer, info = this.#info, capabilities = {}, clientCapabilities, ...rest } = params;
+    const { protocolVersion: _offer, info = this.#info, capabilities, clientCapabilities, ...rest } = params;
     const v1Capabilities = clientCapabilities ?? clientCapabilitiesOf(this.#handlers);
     if (offered < 2) return { protocolVersion: offered, clientInfo: info, clientCapabilities: v1Capabilities, ...rest };
     const v1 = this.#supported.includes(1) ? { clientInfo: info, clientCapabilities: v1Capabilities } : {};
-    return { protocolVersion: offered, info, capabilities, ...v1, ...rest };
+    return { protocolVersion: offered, info, capabilities: capabilities ?? clientV2CapabilitiesOf(this.#handlers), ...v1, ...rest };
   }
 
   /**
@@ -303,6 +352,112 @@ export class AcpClient {
   closeSession(sessionId: string, options: SendRequestOptions = {}): SentRequest<JsonObject> {
     this.#reattacher?.forget(sessionId);
     return this.#connection.sendRequest<JsonObject>(SESSION_CLOSE_METHOD, { sessionId }, options);
+  }
+
+  /**
+   * Sends `session/list` (v2; v1 agents with `sessionCapabilities.list`): one page of the sessions
+   * the agent knows; pass its `nextCursor` back as `cursor` for the next.
+   *
+   * @throws TypeError or RangeError for an invalid option
+   */
+  listSessions(
+    params: ListSessionsParams = {},
+    options: SendRequestOptions = {},
+  ): SentRequest<V1.ListSessionsResponse | V2.ListSessionsResponse> {
+    return this.#connection.sendRequest(SESSION_LIST_METHOD, params, options);
+  }
+
+  /**
+   * Sends `session/resume` (v2; v1 agents with `sessionCapabilities.resume`): the session takes
+   * prompts on this connection again. In v2 the agent sends the session's state (and with
+   * `replayFrom: {type: "start"}` its conversation) before the answer.
+   *
+   * @throws TypeError or RangeError for an invalid option
+   */
+  resumeSession(
+    params: ResumeSessionParams,
+    options: SendRequestOptions = {},
+  ): SentRequest<V1.ResumeSessionResponse | V2.ResumeSessionResponse> {
+    return this.#attach(SESSION_RESUME_METHOD, params, options);
+  }
+
+  /**
+   * Sends v1 `session/load` (agents with `loadSession`): the agent replays the conversation as
+   * `session/update`s, then answers; the session takes prompts on this connection again.
+   *
+   * @throws TypeError or RangeError for an invalid option
+   */
+  loadSession(params: ResumeSessionParams, options: SendRequestOptions = {}): SentRequest<V1.LoadSessionResponse> {
+    return this.#attach(SESSION_LOAD_METHOD, params, options);
+  }
+
+  #attach<R>(method: string, params: ResumeSessionParams, options: SendRequestOptions): SentRequest<R> {
+    const sent = { ...params, mcpServers: params.mcpServers ?? [] } as JsonObject;
+    const request = this.#connection.sendRequest<R>(method, sent, options);
+    const reattacher = this.#reattacher;
+    if (reattacher) request.then(() => reattacher.track(params.sessionId, sent), noop);
+    return request;
+  }
+
+  /**
+   * Sends `session/delete` (agents that advertise it): the agent forgets the session; it is no
+   * longer listed. The client forgets it too.
+   *
+   * @throws TypeError or RangeError for an invalid option
+   */
+  deleteSession(sessionId: string, options: SendRequestOptions = {}): SentRequest<JsonObject> {
+    this.#reattacher?.forget(sessionId);
+    return this.#connection.sendRequest<JsonObject>(SESSION_DELETE_METHOD, { sessionId }, options);
+  }
+
+  /**
+   * Sends `session/set_config_option`; resolves with the session's whole list of config options.
+   *
+   * @throws TypeError or RangeError for an invalid option
+   */
+  setConfigOption(
+    params: SetConfigOptionParams,
+    options: SendRequestOptions = {},
+  ): SentRequest<V1.SetSessionConfigOptionResponse | V2.SetSessionConfigOptionResponse> {
+    return this.#connection.sendRequest(SESSION_SET_CONFIG_OPTION_METHOD, params, options);
+  }
+
+  /**
+   * Sends v1 `session/set_mode` (v2 has config options instead).
+   *
+   * @throws TypeError or RangeError for an invalid option
+   */
+  setMode(sessionId: string, modeId: string, options: SendRequestOptions = {}): SentRequest<V1.SetSessionModeResponse> {
+    return this.#connection.sendRequest(SESSION_SET_MODE_METHOD, { sessionId, modeId }, options);
+  }
+
+  /**
+   * Logs out: v1 `logout`, v2 `auth/logout`.
+   *
+   * @throws TypeError or RangeError for an invalid option
+   */
+  logout(options: SendRequestOptions = {}): SentRequest<JsonObject> {
+    return this.#connection.sendRequest<JsonObject>(this.protocolVersion === 2 ? AUTH_LOGOUT_METHOD : LOGOUT_METHOD, {}, options);
+  }
+
+  /**
+   * Sends v2 `tool_call/cancel` for a tool call that advertises `capabilities.cancel`; its final
+   * `tool_call_update` confirms it.
+   *
+   * @throws TypeError or RangeError for an invalid option
+   */
+  cancelToolCall(sessionId: string, toolCallId: string, options: SendRequestOptions = {}): SentRequest<JsonObject> {
+    return this.#connection.sendRequest<JsonObject>(TOOL_CALL_CANCEL_METHOD, { sessionId, toolCallId }, options);
+  }
+
+  /**
+   * Sends v2 `terminal/cancel` for a terminal that advertises `capabilities.cancel`; its
+   * `terminal_update` with an exit status confirms it.
+   *
+   * @throws TypeError or RangeError for an invalid option
+   */
+  cancelTerminal(sessionId: string, terminalId: string, options: SendRequestOptions = {}): SentRequest<JsonObject> {
+    return this.#connection.sendRequest<JsonObject>(TERMINAL_CANCEL_METHOD, { sessionId, terminalId }, options);
   }
 
   /**

@@ -43,8 +43,11 @@ export type {
   AcpClientOptions,
   AgentInitialization,
   ClientInitializeParams,
+  ListSessionsParams,
   NewSessionParams,
   PromptParams,
+  ResumeSessionParams,
+  SetConfigOptionParams,
   SessionUpdateHandler,
   SessionUpdateOptions,
 } from './client';
@@ -57,12 +60,30 @@ export { AcpAgent } from './agent';
 export type {
   AcpAgentOptions,
   AgentContext,
+  AgentHandler,
   AgentInitializeAnswer,
   AgentInitializeRequest,
   AgentNewSessionAnswer,
   AgentNewSessionRequest,
   AgentAttachSessionRequest,
   AgentPromptRequest,
+  AgentSessionRequest,
+  AgentSessionlessRequest,
+  AgentAuthenticateRequest,
+  AgentConfigOptionRequest,
+  AgentModeRequest,
+  AgentToolCallRequest,
+  AgentTerminalRequest,
 } from './agent';
+export { MemorySessionStore } from './session-store';
+export type {
+  MemorySessionStoreOptions,
+  SessionChanges,
+  SessionPage,
+  SessionQuery,
+  SessionStore,
+  StoredMessage,
+  StoredSession,
+} from './session-store';
 export { AgentTurn } from './agent-turn';
 export type { AgentFactory, AgentFactoryInfo, HostedAgent } from './agent-host';

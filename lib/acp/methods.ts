@@ -54,3 +54,33 @@ export const SESSION_RESUME_METHOD = 'session/resume';
 
 /** `session/close`: ends a session at the agent (ACP v2 baseline; ACP v1 `sessionCapabilities.close`). */
 export const SESSION_CLOSE_METHOD = 'session/close';
+
+/** `session/list`: the sessions the agent knows (ACP v2 baseline; ACP v1 `sessionCapabilities.list`). */
+export const SESSION_LIST_METHOD = 'session/list';
+
+/** `session/delete`: forgets a session (capability `session.delete` in v2, `sessionCapabilities.delete` in v1). */
+export const SESSION_DELETE_METHOD = 'session/delete';
+
+/** `session/set_config_option`: sets one of a session's config options (both versions). */
+export const SESSION_SET_CONFIG_OPTION_METHOD = 'session/set_config_option';
+
+/** ACP v1's `session/set_mode` (v2 has config options instead). */
+export const SESSION_SET_MODE_METHOD = 'session/set_mode';
+
+/** ACP v1's `logout` (capability `auth.logout`). */
+export const LOGOUT_METHOD = 'logout';
+
+/** ACP v2's `auth/logout` (served whenever `authMethods` is not empty). */
+export const AUTH_LOGOUT_METHOD = 'auth/logout';
+
+/** ACP v2's `tool_call/cancel`: cancels one tool call that advertises `capabilities.cancel`. */
+export const TOOL_CALL_CANCEL_METHOD = 'tool_call/cancel';
+
+/** ACP v2's `terminal/cancel`: cancels one terminal that advertises `capabilities.cancel`. */
+export const TERMINAL_CANCEL_METHOD = 'terminal/cancel';
+
+/** `elicitation/create`, sent by the agent: asks the user for structured input (both versions). */
+export const ELICITATION_CREATE_METHOD = 'elicitation/create';
+
+/** The `elicitation/complete` notification, sent by the agent when a URL elicitation completes. */
+export const ELICITATION_COMPLETE_METHOD = 'elicitation/complete';

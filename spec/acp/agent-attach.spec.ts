@@ -68,14 +68,16 @@ describe('AcpAgent attachSession', () => {
     expect(prompt.code).to.equal(ErrorCode.ResourceNotFound);
   });
 
-  it('does not serve session/load or session/resume without the handler (-32601), and checks params (-32602)', async () => {
+  it('serves session/load and session/resume from its store without the handler: -32002 for a session it does not know, -32602 for bad params', async () => {
     const { client } = pair();
     await client.sendRequest('initialize', { protocolVersion: 1 });
     for (const method of ['session/load', 'session/resume']) {
       expect((await rejectionOf<RpcError>(client.sendRequest(method, { sessionId: 's', cwd: '/' }))).code).to.equal(
-        ErrorCode.MethodNotFound,
+        ErrorCode.ResourceNotFound,
       );
     }
+    const { sessionId } = await client.sendRequest<{ sessionId: string }>('session/new', { cwd: '/w', mcpServers: [] });
+    expect(await client.sendRequest('session/load', { sessionId, cwd: '/w', mcpServers: [] })).to.deep.equal({});
     const { client: other } = pair(() => ({}));
     await other.sendRequest('initialize', { protocolVersion: 1 });
     expect((await rejectionOf<RpcError>(other.sendRequest('session/load', { sessionId: 1, cwd: '/' }))).code).to.equal(

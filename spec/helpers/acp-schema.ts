@@ -80,6 +80,13 @@ const BOTH_VERSIONS: Record<string, MethodSchema> = {
   'session/prompt': { sender: 'client', params: 'PromptRequest', result: 'PromptResponse' },
   'session/request_permission': { sender: 'agent', params: 'RequestPermissionRequest', result: 'RequestPermissionResponse' },
   '$/cancel_request': { sender: 'both', params: 'CancelRequestNotification' },
+  'session/list': { sender: 'client', params: 'ListSessionsRequest', result: 'ListSessionsResponse' },
+  'session/resume': { sender: 'client', params: 'ResumeSessionRequest', result: 'ResumeSessionResponse' },
+  'session/close': { sender: 'client', params: 'CloseSessionRequest', result: 'CloseSessionResponse' },
+  'session/delete': { sender: 'client', params: 'DeleteSessionRequest', result: 'DeleteSessionResponse' },
+  'session/set_config_option': { sender: 'client', params: 'SetSessionConfigOptionRequest', result: 'SetSessionConfigOptionResponse' },
+  'elicitation/create': { sender: 'agent', params: 'CreateElicitationRequest', result: 'CreateElicitationResponse' },
+  'elicitation/complete': { sender: 'agent', params: 'CompleteElicitationNotification' },
 };
 
 /** The methods checked in each version. The terminal requests' params are not checked. */
@@ -87,6 +94,9 @@ const METHODS: Record<SchemaVersion, Record<string, MethodSchema>> = {
   1: {
     ...BOTH_VERSIONS,
     authenticate: { sender: 'client', params: 'AuthenticateRequest', result: 'AuthenticateResponse' },
+    logout: { sender: 'client', params: 'LogoutRequest', result: 'LogoutResponse' },
+    'session/load': { sender: 'client', params: 'LoadSessionRequest', result: 'LoadSessionResponse' },
+    'session/set_mode': { sender: 'client', params: 'SetSessionModeRequest', result: 'SetSessionModeResponse' },
     'session/cancel': { sender: 'client', params: 'CancelNotification' },
     'session/update': { sender: 'agent', params: 'SessionNotification' },
     'fs/read_text_file': { sender: 'agent', params: 'ReadTextFileRequest', result: 'ReadTextFileResponse' },
@@ -100,6 +110,9 @@ const METHODS: Record<SchemaVersion, Record<string, MethodSchema>> = {
   2: {
     ...BOTH_VERSIONS,
     'auth/login': { sender: 'client', params: 'LoginAuthRequest', result: 'LoginAuthResponse' },
+    'auth/logout': { sender: 'client', params: 'LogoutAuthRequest', result: 'LogoutAuthResponse' },
+    'tool_call/cancel': { sender: 'client', params: 'CancelToolCallRequest', result: 'CancelToolCallResponse' },
+    'terminal/cancel': { sender: 'client', params: 'CancelTerminalRequest', result: 'CancelTerminalResponse' },
     'session/cancel': { sender: 'client', params: 'CancelSessionNotification' },
     'session/update': { sender: 'agent', params: 'UpdateSessionNotification' },
   },

@@ -38,10 +38,14 @@ function urlOf(listener: RemoteListener, transport: ResumeTransport): string {
 }
 
 /** An ACP v2 agent that answers turns with `done` and refuses or ignores re-attachment. */
+/**
+ * An agent on the other host: one that offers no way to re-attach (ACP v1 without `loadSession`:
+ * an `AcpAgent` in v2 always serves `session/resume`), or one that refuses every session.
+ */
 function plainAgent(connection: Connection, attach: 'unsupported' | 'unknown session'): void {
   new AcpAgent(connection, {
     info: { name: 'plain', version: '1' },
-    initialize: () => ({ capabilities: attach === 'unsupported' ? {} : { session: {} } }),
+    ...(attach === 'unsupported' ? { protocolVersions: [1] as const } : {}),
     prompt: (turn) => void turn.sendText('done'),
     attachSession: ({ sessionId }) => {
       throw new RpcError(ErrorCode.ResourceNotFound, 'Resource not found', { sessionId });
