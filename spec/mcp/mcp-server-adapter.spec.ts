@@ -9,9 +9,9 @@ import { execFileSync } from 'node:child_process';
 import * as z from 'zod';
 import { McpCaller, McpProvider, mcpServerHandler, type McpNotification, type McpServerHandler } from '../../lib';
 import { deferred, rejectionOf } from '../helpers/async';
+import { collectGarbage } from '../helpers/events';
 import { tappedPair, type TappedPair } from '../helpers/peers';
 import { ROOT } from '../helpers/processes';
-import { setImmediate } from 'node:timers/promises';
 
 const SERVER_INFO = { name: 'spec-tools', version: '1.0.0' };
 
@@ -170,7 +170,7 @@ describe('mcpServerHandler (tools written with the MCP server library)', () => {
       serverId: 'listen',
       handler: (context) => {
         const outcome = Promise.resolve(counted.handler(context));
-        const settled = outcome.then(
+        const settled: Promise<boolean> = outcome.then(
           () => running.delete(settled),
           () => running.delete(settled),
         );
@@ -210,14 +210,6 @@ describe('mcpServerHandler (tools written with the MCP server library)', () => {
     expect(JSON.parse(output)).to.deep.equal({ before: false, after: true });
   });
 });
-
-/** Two full collections, each followed by a macrotask: an object and what only it held are both gone. */
-async function collectGarbage(): Promise<void> {
-  for (let i = 0; i < 2; i++) {
-    gc();
-    await setImmediate();
-  }
-}
 
 /** A `subscriptions/listen` in flight, and its controller. */
 interface Listen {
