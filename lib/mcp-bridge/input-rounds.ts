@@ -25,7 +25,7 @@ export interface InputRequired {
   readonly requestState: string | undefined;
 }
 
-/** Why an `input_required` result could not be carried: the request is answered with this MCP error. */
+/** Why an `input_required` result could not be carried: the request is answered with this MCP error. @internal */
 export class InputRoundFailure extends Error {
   /** Always `'InputRoundFailure'`. */
   override readonly name = 'InputRoundFailure';
