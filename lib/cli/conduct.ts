@@ -14,6 +14,7 @@ import { ComponentConnectionError, closeUrlComponents, connectUrlComponents } fr
 import type { Connection } from '../connection/connection';
 import { describeThrown } from '../jsonrpc/errors';
 import type * as BridgeComponentModule from '../mcp-bridge/component';
+import type { McpBridgeTransport } from '../mcp-bridge/declarations';
 import { createStderrLogger, defaultLogger, type Logger } from '../support/logger';
 import type { ConductorTraceOptions } from '../chain/conductor-trace';
 import { DEFAULT_DRAIN_TIMEOUT_MS } from '../server/drain-timeout';
@@ -50,6 +51,11 @@ const mcpBridgeComponent: typeof BridgeComponentModule.mcpBridgeComponent = (...
 const startLiveTraceViewer: typeof TraceCommandModule.startLiveTraceViewer = (...args) =>
   (require('./trace') as typeof TraceCommandModule).startLiveTraceViewer(...args);
 const DEFAULT_KILL_TIMEOUT_MS = 2000;
+
+/** A chain's MCP bridge (`--mcp-bridge`), preferring `--mcp-bridge-transport`. */
+function bridgeComponent(args: ConductArgs, logger: (name: string) => Logger): BridgeComponentModule.McpBridgeComponent['component'] {
+  return mcpBridgeComponent({ logger: logger('mcp-bridge'), prefer: args.mcpBridgeTransport }).component;
+}
 
 const HELP = `usage: acp-wire conduct [options] [--] "<proxy command>"… "<agent command>"
 
@@ -89,6 +95,10 @@ options:
                        as stdio servers, "acp-wire mcp-stdio", when it takes only those); an
                        agent that supports them is left alone (see docs/mcp-over-acp.md; with
                        --tcp or --listen, one bridge per chain)
+  --mcp-bridge-transport TRANSPORT
+                       with --mcp-bridge: how the agent is given those servers when it takes
+                       both: http (default) or stdio (the relay); an agent that takes only one
+                       gets that one
   --trace-file PATH    write every message between the components to PATH (truncated first), one
                        JSON event per line: the ACP Rust SDK conductor's trace format (see
                        docs/tracing.md; "acp-wire trace view PATH" shows it)
@@ -136,6 +146,8 @@ interface ConductArgs {
   insecureNoToken: boolean;
   /** `--mcp-bridge`: an in-process `McpBridge` just before the agent, in each chain. */
   mcpBridge: boolean;
+  /** `--mcp-bridge-transport`: the transport the bridge prefers. */
+  mcpBridgeTransport: McpBridgeTransport;
   commands: string[];
 }
 
@@ -153,6 +165,7 @@ function parseConductArgs(argv: readonly string[]): ConductArgs {
     serve: { type: 'boolean' },
     port: { type: 'string' },
     'mcp-bridge': { type: 'boolean' },
+    'mcp-bridge-transport': { type: 'string' },
     'insecure-no-token': { type: 'boolean' },
   });
   const text = (name: string): string | undefined => values[name] as string | undefined;
@@ -178,12 +191,21 @@ function parseConductArgs(argv: readonly string[]): ConductArgs {
     insecureNoToken: values['insecure-no-token'] === true,
     commands: positionals,
     mcpBridge: values['mcp-bridge'] === true,
+    mcpBridgeTransport: parseBridgeTransport(text('mcp-bridge-transport'), values['mcp-bridge'] === true),
   };
   if (args.insecureNoToken && !args.listen) throw new UsageError('--insecure-no-token needs --listen');
   if (args.listen) checkExposure('--listen', args.listen.host ?? DEFAULT_HOST, args.token, args.insecureNoToken);
   if (args.commands.length === 0) throw new UsageError('give at least the agent command');
   for (const command of args.commands) if (!isPeerUrl(command)) splitCommandLine(command);
   return args;
+}
+
+/** `--mcp-bridge-transport`: `http` or `stdio`, with `--mcp-bridge`; `http` when not given. */
+function parseBridgeTransport(value: string | undefined, isBridging: boolean): McpBridgeTransport {
+  if (value === undefined) return 'http';
+  if (!isBridging) throw new UsageError('--mcp-bridge-transport needs --mcp-bridge');
+  if (value !== 'http' && value !== 'stdio') throw new UsageError(`--mcp-bridge-transport takes http or stdio, got "${value}"`);
+  return value;
 }
 
 /**
@@ -295,7 +317,7 @@ class ChainRunner {
       await Promise.all([closeUrlComponents(components), openClient().close()]);
       return false;
     }
-    if (args.mcpBridge) components.splice(-1, 0, mcpBridgeComponent({ logger: logger('mcp-bridge') }).component);
+    if (args.mcpBridge) components.splice(-1, 0, bridgeComponent(args, logger));
     const client = openClient();
     let conductor: Conductor;
     try {
@@ -405,7 +427,7 @@ async function conductOnServer(runner: ChainRunner): Promise<number> {
     idleTimeoutMs: args.idleTimeoutMs,
     urlOptions: runner.urlOptions,
     remote: { token: args.token, insecureNoToken: args.insecureNoToken },
-    ...(args.mcpBridge ? { beforeAgent: () => mcpBridgeComponent({ logger: logger('mcp-bridge') }).component } : {}),
+    ...(args.mcpBridge ? { beforeAgent: () => bridgeComponent(args, logger) } : {}),
     onChain: (conductor) => {
       runner.chains.add(conductor);
       void conductor.closed.then((outcome) => {

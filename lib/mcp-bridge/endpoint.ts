@@ -14,7 +14,7 @@ import { isAllowedOrigin, isLoopbackHostHeader, newSecret } from './http-guard';
 import { McpPost } from './post';
 import { sendHttpError } from './reply';
 import { McpSessions } from './sessions';
-import { MCP_SESSION_ID_HEADER } from './legacy-mcp';
+import { MCP_PROTOCOL_VERSION_HEADER, MCP_SESSION_ID_HEADER, unsupportedRevisionReason } from './legacy-mcp';
 
 /** One server the endpoint serves: a declared `acp` server, under its own route and secret. */
 export interface BridgedServer {
@@ -164,6 +164,9 @@ export class McpHttpEndpoint {
   }
 
   #endSession(req: IncomingMessage, res: ServerResponse, server: BridgedServer): void {
+    const version = req.headers[MCP_PROTOCOL_VERSION_HEADER];
+    const unsupported = unsupportedRevisionReason(typeof version === 'string' ? version : undefined);
+    if (unsupported) return sendHttpError(res, 400, null, -32600, unsupported);
     const id = req.headers[MCP_SESSION_ID_HEADER];
     const session = typeof id === 'string' ? this.#sessions.get(id, server.route) : undefined;
     if (!session) return sendHttpError(res, 404, null, -32001, 'Session not found');

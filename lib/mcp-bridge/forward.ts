@@ -10,7 +10,8 @@ import type { JsonObject, JsonValue, RequestId } from '../jsonrpc/message';
 import type { McpCaller, McpNotification } from '../mcp/caller';
 import { McpBindingErrorCode, type McpOutcome } from '../mcp/protocol';
 import { mcpErrorResponse, type McpHttpReply, type McpWireMessage } from './reply';
-import { requestKey } from './sessions';
+import { InputRoundFailure, MAX_INPUT_ROUNDS, askClient, inputRequiredOf, retryParams } from './input-rounds';
+import { requestKey, type McpSession } from './sessions';
 
 /** One MCP request to forward. */
 export interface McpForward {
@@ -26,8 +27,12 @@ export interface McpForward {
   readonly params: JsonObject | undefined;
   /** Where the answer goes. */
   readonly reply: McpHttpReply;
-  /** The client's requests in flight, for `notifications/cancelled` (a session's), if any. */
-  readonly active: Map<string, AbortController> | undefined;
+  /**
+   * The request's MCP session, if any: its requests in flight (for `notifications/cancelled`) and
+   * the client's answers to `input_required` rounds. A request without one (revision 2026-07-28)
+   * gets an `input_required` result as it is.
+   */
+  readonly session: McpSession | undefined;
   /** The route's requests in flight (what a `session/cancel` of its ACP session aborts). */
   readonly inFlight: Set<AbortController>;
 }
@@ -43,38 +48,61 @@ const REQUEST_CANCELLED = -32800;
  * (closes the HTTP request), cancels it (`notifications/cancelled`), or the bridge cancels the
  * route's requests (a `session/cancel` of its ACP session), the `mcp/message` is
  * cancelled on this hop (`$/cancel_request` with its outer id) and a result that arrives later is
- * dropped; a client still connected gets a `-32800` answer at once. Resolves once answered; never
- * rejects.
+ * dropped; a client still connected gets a `-32800` answer at once. In a session, an
+ * `input_required` result is carried to the client (see {@link askClient}) and the request sent
+ * again with its answers, as a new `mcp/message`, up to {@link MAX_INPUT_ROUNDS} times. Resolves
+ * once answered; never rejects.
  */
 export async function forwardMcpRequest(forward: McpForward): Promise<void> {
-  const { reply, active, inFlight, id } = forward;
+  const { reply, session, inFlight, id } = forward;
   const controller = new AbortController();
   reply.onAbandoned(() => controller.abort());
   const key = requestKey(id);
-  active?.set(key, controller);
+  session?.active.set(key, controller);
   inFlight.add(controller);
   const cancelled = new Promise<undefined>((resolve) =>
     controller.signal.addEventListener('abort', () => resolve(undefined), { once: true }),
   );
-  const answered = forward.caller
-    .request(forward.serverId, forward.method, forward.params, {
-      requestId: `mcp-bridge:${randomUUID()}`,
-      signal: controller.signal,
-      onNotification: (notification) => {
-        if (!controller.signal.aborted) reply.notify(notificationMessage(notification));
-      },
-    })
-    .then(
-      (outcome) => responseOf(id, outcome),
-      (error: unknown) => bindingErrorResponse(id, forward.serverName, error),
-    );
   try {
-    const response = await Promise.race([answered, cancelled]);
+    const response = await Promise.race([answerOf(forward, controller.signal), cancelled]);
     reply.finish(response && !controller.signal.aborted ? response : mcpErrorResponse(id, REQUEST_CANCELLED, 'Request cancelled'));
   } finally {
-    if (active?.get(key) === controller) active.delete(key);
+    if (session?.active.get(key) === controller) session.active.delete(key);
     inFlight.delete(controller);
   }
+}
+
+/** The final answer of a forwarded request, after its `input_required` rounds. Never rejects. */
+async function answerOf(forward: McpForward, signal: AbortSignal): Promise<McpWireMessage> {
+  const { id, session, serverName } = forward;
+  let params = forward.params;
+  try {
+    for (let round = 0; ; round++) {
+      const outcome = await send(forward, params, signal);
+      // A request without a session is of revision 2026-07-28: its client does the rounds itself.
+      const input = 'result' in outcome ? inputRequiredOf(outcome.result) : undefined;
+      if (!input || !session) return responseOf(id, outcome);
+      if (round === MAX_INPUT_ROUNDS) {
+        throw new InputRoundFailure(`the server still asked for input after ${MAX_INPUT_ROUNDS} rounds`, { rounds: MAX_INPUT_ROUNDS });
+      }
+      const answers = await askClient(input, { reply: forward.reply, session }, signal);
+      params = retryParams(forward.params, input, answers);
+    }
+  } catch (error) {
+    if (!(error instanceof InputRoundFailure)) return bindingErrorResponse(id, serverName, error);
+    return mcpErrorResponse(id, -32603, `MCP server "${serverName}" over ACP: ${error.message}`, error.data);
+  }
+}
+
+/** One `mcp/message` for the request, its notifications sent on the reply while it runs. */
+function send(forward: McpForward, params: JsonObject | undefined, signal: AbortSignal): Promise<McpOutcome> {
+  return forward.caller.request(forward.serverId, forward.method, params, {
+    requestId: `mcp-bridge:${randomUUID()}`,
+    signal,
+    onNotification: (notification) => {
+      if (!signal.aborted) forward.reply.notify(notificationMessage(notification));
+    },
+  });
 }
 
 function notificationMessage(notification: McpNotification): McpWireMessage {

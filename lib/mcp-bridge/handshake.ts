@@ -7,7 +7,7 @@
 import { RpcError } from '../jsonrpc/errors';
 import { isJsonObject, type JsonObject, type JsonValue } from '../jsonrpc/message';
 import type { McpCaller } from '../mcp/caller';
-import { McpBindingErrorCode, MCP_META_CLIENT_CAPABILITIES, MCP_META_CLIENT_INFO } from '../mcp/protocol';
+import { McpBindingErrorCode, MCP_META_CLIENT_CAPABILITIES, MCP_META_CLIENT_INFO, MCP_META_SERVER_INFO } from '../mcp/protocol';
 import { MCP_DISCOVER_METHOD, negotiateLegacyVersion } from './legacy-mcp';
 
 /**
@@ -17,6 +17,34 @@ import { MCP_DISCOVER_METHOD, negotiateLegacyVersion } from './legacy-mcp';
  * its list request with an MCP error, which MCP clients take as "none".
  */
 export const FALLBACK_MCP_CAPABILITIES: Readonly<JsonObject> = Object.freeze({ tools: {}, resources: {}, prompts: {} });
+
+/** The server capabilities the bridge can deliver to a 2025-revision client, each without options. */
+const DELIVERABLE_CAPABILITIES: readonly string[] = ['tools', 'resources', 'prompts', 'logging', 'completions'];
+
+/**
+ * What a session may be promised of a provider's capabilities: `tools`, `resources`, `prompts`,
+ * `logging` (the bridge answers `logging/setLevel` and stamps the level on each request) and
+ * `completions`, stripped of `listChanged` and `subscribe`, since their notifications would need a
+ * stream the server opens on its own (GET), which the bridge does not serve; `experimental` as it
+ * is. Anything else (`tasks`, extensions) is left out: the bridge cannot vouch for it.
+ */
+export function deliverableCapabilities(capabilities: JsonObject): JsonObject {
+  const deliverable: JsonObject = {};
+  for (const name of DELIVERABLE_CAPABILITIES) if (isJsonObject(capabilities[name])) deliverable[name] = {};
+  if (isJsonObject(capabilities.experimental)) deliverable.experimental = capabilities.experimental;
+  return deliverable;
+}
+
+/**
+ * The server's name and version from a `server/discover` answer: revision 2026-07-28 puts them in
+ * the result's `_meta` (`io.modelcontextprotocol/serverInfo`); a top-level `serverInfo` is taken too.
+ */
+export function discoveredServerInfo(discovered: JsonObject): JsonObject {
+  const meta = isJsonObject(discovered._meta) ? discovered._meta : {};
+  const info = meta[MCP_META_SERVER_INFO];
+  if (isJsonObject(info)) return info;
+  return isJsonObject(discovered.serverInfo) ? discovered.serverInfo : {};
+}
 
 /** What the bridge knows of the server it answers an `initialize` for. */
 export interface HandshakeServer {
@@ -43,8 +71,9 @@ export function clientHandshakeOf(params: JsonObject | undefined): ClientHandsha
 }
 
 /**
- * The `initialize` result for `server`: its capabilities, info and instructions from the provider's
- * `server/discover` answer when it gives them, else {@link FALLBACK_MCP_CAPABILITIES}.
+ * The `initialize` result for `server`: the {@link deliverableCapabilities} of the provider's
+ * `server/discover` answer, its info and instructions, when it gives them; else
+ * {@link FALLBACK_MCP_CAPABILITIES}.
  *
  * @throws RpcError (rejects) `-33001` when no component on the route provides the server: the
  * client then sees the server fail at once, not at its first call
@@ -59,10 +88,12 @@ export async function initializeResult(caller: McpCaller, server: HandshakeServe
   } catch (error) {
     if (error instanceof RpcError && error.code === McpBindingErrorCode.ServerUnavailable) throw error;
   }
-  const serverInfo = isJsonObject(discovered.serverInfo) ? discovered.serverInfo : {};
+  const serverInfo = discoveredServerInfo(discovered);
   const result: JsonObject = {
     protocolVersion: client.protocolVersion,
-    capabilities: isJsonObject(discovered.capabilities) ? discovered.capabilities : { ...FALLBACK_MCP_CAPABILITIES },
+    capabilities: isJsonObject(discovered.capabilities)
+      ? deliverableCapabilities(discovered.capabilities)
+      : { ...FALLBACK_MCP_CAPABILITIES },
     serverInfo: { ...serverInfo, name: server.name, version: typeof serverInfo.version === 'string' ? serverInfo.version : '0.0.0' },
   };
   if (typeof discovered.instructions === 'string') result.instructions = discovered.instructions;

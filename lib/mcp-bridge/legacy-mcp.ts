@@ -42,3 +42,16 @@ export function isStatelessRevision(headerVersion: string | undefined, params: J
   const meta = params?._meta;
   return typeof meta === 'object' && meta !== null && !Array.isArray(meta) && meta[MCP_META_PROTOCOL_VERSION] === MCP_PROTOCOL_VERSION;
 }
+
+/** The revisions a request may name in its `MCP-Protocol-Version` header: the stateless one, then the older ones. */
+export const SPOKEN_MCP_PROTOCOL_VERSIONS: readonly string[] = Object.freeze([MCP_PROTOCOL_VERSION, ...LEGACY_MCP_PROTOCOL_VERSIONS]);
+
+/**
+ * Why a request's `MCP-Protocol-Version` header is refused (answered 400), or `undefined` when it
+ * names a revision the bridge speaks, or is absent (then a session's request is of the session's
+ * revision, and one without a session must say 2026-07-28 in its `_meta`).
+ */
+export function unsupportedRevisionReason(headerVersion: string | undefined): string | undefined {
+  if (headerVersion === undefined || SPOKEN_MCP_PROTOCOL_VERSIONS.includes(headerVersion)) return undefined;
+  return `Bad Request: unsupported MCP-Protocol-Version ${headerVersion} (supported: ${SPOKEN_MCP_PROTOCOL_VERSIONS.join(', ')})`;
+}

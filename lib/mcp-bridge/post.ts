@@ -17,15 +17,20 @@ import {
   MCP_PROTOCOL_VERSION_HEADER,
   MCP_SESSION_ID_HEADER,
   isStatelessRevision,
+  unsupportedRevisionReason,
 } from './legacy-mcp';
+import { MCP_SET_LEVEL_METHOD, answerSetLevel, withSessionLogLevel } from './session-logging';
 import { McpHttpReply, sendHttpError } from './reply';
 import { requestKey, type McpSession, type McpSessions } from './sessions';
 
 /** One JSON-RPC message an MCP client POSTed. */
 interface Posted {
   readonly id: RequestId | undefined;
+  /** The method; `undefined` for a response (the client's answer to a request of the bridge). */
   readonly method: string | undefined;
   readonly params: JsonObject | undefined;
+  /** The message as it came. */
+  readonly message: JsonObject;
 }
 
 /** Handles one POST. @internal */
@@ -54,25 +59,35 @@ export class McpPost {
     if (body === undefined) return;
     const posted = this.#parse(body);
     if (!posted) return;
-    if (posted.method === undefined) return void this.#res.writeHead(202).end();
+    // `initialize` negotiates the revision in its body; every later message names it in the header.
+    const unsupported =
+      posted.method === MCP_INITIALIZE_METHOD ? undefined : unsupportedRevisionReason(this.#header(MCP_PROTOCOL_VERSION_HEADER));
+    if (unsupported) return this.#refuse(400, posted.id ?? null, -32600, unsupported);
+    if (posted.method === undefined) return this.#clientAnswer(posted);
     if (posted.id === undefined) return this.#notification(posted);
     if (posted.method === MCP_INITIALIZE_METHOD) return this.#initialize(posted.id, posted.params);
+    return this.#request(posted.id, posted.method, posted.params);
+  }
+
+  /** A request: answered here (`ping`, a session's `logging/setLevel`) or forwarded over ACP. */
+  async #request(id: RequestId, method: string, params: JsonObject | undefined): Promise<void> {
     const session = this.#session();
     if (session === null) return;
-    if (!session && !isStatelessRevision(this.#header(MCP_PROTOCOL_VERSION_HEADER), posted.params)) {
-      return this.#refuse(400, posted.id, -32600, 'Bad Request: send initialize first, then its Mcp-Session-Id header');
+    if (!session && !isStatelessRevision(this.#header(MCP_PROTOCOL_VERSION_HEADER), params)) {
+      return this.#refuse(400, id, -32600, 'Bad Request: send initialize first, then its Mcp-Session-Id header');
     }
     const reply = new McpHttpReply(this.#req, this.#res);
-    if (posted.method === MCP_PING_METHOD) return reply.finish({ jsonrpc: '2.0', id: posted.id, result: {} });
+    if (method === MCP_PING_METHOD) return reply.finish({ jsonrpc: '2.0', id, result: {} });
+    if (session && method === MCP_SET_LEVEL_METHOD) return reply.finish(answerSetLevel(id, params, session));
     await forwardMcpRequest({
       caller: this.#options.caller,
       serverId: this.#server.serverId,
       serverName: this.#server.name,
-      id: posted.id,
-      method: posted.method,
-      params: session ? withSessionMeta(posted.params, session) : posted.params,
+      id,
+      method,
+      params: session ? withSessionMeta(params, session) : params,
       reply,
-      active: session?.active,
+      session,
       inFlight: this.#inFlight,
     });
   }
@@ -130,8 +145,10 @@ export class McpPost {
     if (kind === undefined || (message.params !== undefined && !isJsonObject(message.params))) {
       return void sendHttpError(this.#res, 400, null, -32600, 'Invalid Request: one JSON-RPC message with object params');
     }
-    if (kind === 'response') return { id: undefined, method: undefined, params: undefined };
-    return { id: kind === 'request' ? message.id : undefined, method: message.method, params: message.params as JsonObject | undefined };
+    const posted = value as JsonObject;
+    if (kind === 'response') return { id: message.id, method: undefined, params: undefined, message: posted };
+    const params = message.params as JsonObject | undefined;
+    return { id: kind === 'request' ? message.id : undefined, method: message.method, params, message: posted };
   }
 
   /** A notification: `notifications/cancelled` cancels its request; every one is accepted (202). */
@@ -145,6 +162,14 @@ export class McpPost {
     this.#res.writeHead(202).end();
   }
 
+  /** The client's answer to a request the bridge sent it in its session: handed to whoever awaits it; accepted (202). */
+  #clientAnswer(posted: Posted): void {
+    const session = this.#session();
+    if (session === null) return;
+    if (session && posted.id !== undefined && posted.id !== null) session.awaitedAnswers.get(requestKey(posted.id))?.(posted.message);
+    this.#res.writeHead(202).end();
+  }
+
   async #initialize(id: RequestId, params: JsonObject | undefined): Promise<void> {
     const handshake = clientHandshakeOf(params);
     let result: JsonObject;
@@ -154,19 +179,20 @@ export class McpPost {
       const reply = new McpHttpReply(this.#req, this.#res);
       return reply.finish(bindingErrorResponse(id, this.#server.name, error));
     }
-    const session = this.#sessions.open(this.#server.route, handshake);
+    const session = this.#sessions.open(this.#server.route, { ...handshake, capabilities: result.capabilities as JsonObject });
     new McpHttpReply(this.#req, this.#res, { [MCP_SESSION_ID_HEADER]: session.id }).finish({ jsonrpc: '2.0', id, result });
   }
 }
 
 /**
  * A session's request params as revision 2026-07-28 wants them: the session's client capabilities
- * and info, and the revision, in `_meta` (beside what the client put there, e.g. `progressToken`).
+ * and info, the revision, and the session's log level once set, in `_meta` (beside what the client
+ * put there, e.g. `progressToken`).
  */
 export function withSessionMeta(params: JsonObject | undefined, session: McpSession): JsonObject {
   const meta: JsonObject = { ...(isJsonObject(params?._meta) ? params._meta : {}) };
   meta[MCP_META_PROTOCOL_VERSION] = MCP_PROTOCOL_VERSION;
   meta[MCP_META_CLIENT_CAPABILITIES] = session.clientCapabilities;
   if (session.clientInfo !== undefined) meta[MCP_META_CLIENT_INFO] = session.clientInfo;
-  return { ...params, _meta: meta };
+  return { ...params, _meta: withSessionLogLevel(meta, session) };
 }

@@ -68,6 +68,11 @@ export class McpHttpReply {
     return this.#res.writableEnded || this.#res.destroyed;
   }
 
+  /** Whether a message can still be sent before the final one: the client takes an event stream and is there. */
+  get canSend(): boolean {
+    return this.#accepts.eventStream && !this.isDone;
+  }
+
   /** Calls `listener` once if the client goes away before the final message (it closed the request). */
   onAbandoned(listener: () => void): void {
     this.#res.once('close', () => {
@@ -75,9 +80,12 @@ export class McpHttpReply {
     });
   }
 
-  /** Sends a notification on the request's SSE stream (opened on the first); dropped without one. */
+  /**
+   * Sends a message before the final one (a notification, or a request the bridge makes of the
+   * client) on the request's SSE stream, opened on the first; dropped unless {@link McpHttpReply.canSend}.
+   */
   notify(message: McpWireMessage): void {
-    if (this.isDone || !this.#accepts.eventStream) return;
+    if (!this.canSend) return;
     this.#openStream();
     this.#res.write(sseEvent(message));
   }

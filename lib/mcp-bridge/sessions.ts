@@ -1,13 +1,14 @@
 /**
  * The MCP sessions of the bridge's endpoint: one per `initialize` from an MCP client, named by the
- * `Mcp-Session-Id` header, holding what the client said in its handshake and its active requests.
+ * `Mcp-Session-Id` header, holding what the client said in its handshake, its log level, its active
+ * requests and the answers the bridge awaits from it.
  *
  * @packageDocumentation
  */
 import { randomUUID } from 'node:crypto';
 import type { JsonObject, JsonValue, RequestId } from '../jsonrpc/message';
 
-/** One MCP session: a client's handshake, and its requests in flight by MCP id. */
+/** One MCP session: a client's handshake, its log level, and its requests in flight by MCP id. */
 export interface McpSession {
   /** The `Mcp-Session-Id`. */
   readonly id: string;
@@ -19,9 +20,18 @@ export interface McpSession {
   readonly clientCapabilities: JsonObject;
   /** The client's `clientInfo` from its `initialize`, if it sent one. */
   readonly clientInfo: JsonValue | undefined;
+  /** The capabilities the session's `initialize` answer advertised. */
+  readonly capabilities: JsonObject;
+  /** The level `logging/setLevel` set, stamped on each forwarded request; none before it. */
+  logLevel: string | undefined;
   /** Aborts each request in flight, by the key {@link requestKey} of its MCP id. */
   readonly active: Map<string, AbortController>;
+  /** Takes the client's answer to each request the bridge sent it (an input request), by its key. */
+  readonly awaitedAnswers: Map<string, (answer: JsonObject) => void>;
 }
+
+/** What opens a session: the client's side of the handshake and the capabilities answered. */
+export type McpSessionHandshake = Pick<McpSession, 'protocolVersion' | 'clientCapabilities' | 'clientInfo' | 'capabilities'>;
 
 /** The key of an MCP request id in {@link McpSession.active} (ids compare by JSON value and type). */
 export function requestKey(id: RequestId): string {
@@ -33,8 +43,15 @@ export class McpSessions {
   readonly #sessions = new Map<string, McpSession>();
 
   /** Opens a session with a fresh random id. */
-  open(route: string, handshake: Pick<McpSession, 'protocolVersion' | 'clientCapabilities' | 'clientInfo'>): McpSession {
-    const session: McpSession = { id: randomUUID(), route, ...handshake, active: new Map() };
+  open(route: string, handshake: McpSessionHandshake): McpSession {
+    const session: McpSession = {
+      id: randomUUID(),
+      route,
+      ...handshake,
+      logLevel: undefined,
+      active: new Map(),
+      awaitedAnswers: new Map(),
+    };
     this.#sessions.set(session.id, session);
     return session;
   }

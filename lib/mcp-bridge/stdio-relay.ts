@@ -39,6 +39,8 @@ interface Line {
  * @remarks
  * Each line is POSTed as it comes (after the `initialize` exchange, with its `Mcp-Session-Id`);
  * a JSON answer or each event of an SSE answer (progress, then the result) is written as one line.
+ * A request the bridge makes of the client (an `input_required` round) arrives as an SSE event and
+ * is written like the others; the client's answer line is POSTed like any other line.
  * A `notifications/cancelled` for a request in flight is not sent on: its HTTP request is aborted,
  * which the bridge turns into a `$/cancel_request` on its hop, and nothing is written for it. An
  * HTTP failure is answered to the client as a JSON-RPC error for the request's id.
@@ -98,7 +100,8 @@ class StdioRelay {
 
   async #post(line: Line): Promise<void> {
     const controller = new AbortController();
-    const key = line.id === undefined ? undefined : requestKey(line.id);
+    // Only a request can be cancelled; a line with an id and no method is the client's answer to the bridge.
+    const key = line.id === undefined || line.method === undefined ? undefined : requestKey(line.id);
     if (key !== undefined) this.#inFlight.set(key, controller);
     try {
       const response = await fetch(this.#options.url, {

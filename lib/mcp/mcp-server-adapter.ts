@@ -119,6 +119,11 @@ export function mcpServerHandler(factory: McpLibraryServerFactory, options: McpS
   if (typeof factory !== 'function') throw new TypeError('factory must be a function');
   const library = loadLibrary();
   const contexts = new WeakMap<Request, McpRequestContext>();
+  // The exchanges' requests, held until each settles: a `Request` follows `context.signal` only while
+  // it is alive (the runtime ties them through a weak reference), and the library keeps its signal,
+  // not the request. A collected request would leave a long exchange (a `subscriptions/listen`
+  // stream) deaf to cancellation, holding its slot for ever.
+  const live = new Set<Request>();
   const exchanges = library.createMcpHandler(
     async (libraryContext) => {
       const context = libraryContext.requestInfo && contexts.get(libraryContext.requestInfo);
@@ -137,8 +142,13 @@ export function mcpServerHandler(factory: McpLibraryServerFactory, options: McpS
       signal: context.signal,
     });
     contexts.set(request, context);
-    const response = await exchanges.fetch(request, { parsedBody: body });
-    return outcomeOf(response, context);
+    live.add(request);
+    try {
+      const response = await exchanges.fetch(request, { parsedBody: body });
+      return await outcomeOf(response, context);
+    } finally {
+      live.delete(request);
+    }
   };
   const close = (): Promise<void> => exchanges.close();
   return { handler, close, [Symbol.asyncDispose]: close };

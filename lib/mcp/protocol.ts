@@ -32,6 +32,12 @@ export const MCP_META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapab
 /** Inner `params._meta` key: the calling MCP client's name and version. */
 export const MCP_META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
 
+/** Inner `params._meta` key: the level at and above which the client wants the request's log messages. */
+export const MCP_META_LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
+
+/** Inner result `_meta` key: the answering server's name and version. */
+export const MCP_META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
+
 /**
  * The outer ACP error codes of the binding. An inner MCP error is never one of these: it travels in
  * a successful answer's `error` carrier.

@@ -98,6 +98,14 @@ describe('acp-wire (the command line)', function () {
         ['conduct', '--tcp', '0', '--listen', '0', AGENT_COMMAND],
         'acp-wire conduct: give --tcp or --listen, not both (see acp-wire conduct --help)',
       ],
+      [
+        ['conduct', '--mcp-bridge-transport', 'stdio', AGENT_COMMAND],
+        'acp-wire conduct: --mcp-bridge-transport needs --mcp-bridge (see acp-wire conduct --help)',
+      ],
+      [
+        ['conduct', '--mcp-bridge', '--mcp-bridge-transport', 'sse', AGENT_COMMAND],
+        'acp-wire conduct: --mcp-bridge-transport takes http or stdio, got "sse" (see acp-wire conduct --help)',
+      ],
       [['mcp-stdio'], "acp-wire mcp-stdio: ACP_WIRE_MCP_URL must hold the bridged server's URL (see acp-wire mcp-stdio --help)"],
       [
         ['conduct', '--listen', '0', '--idle-timeout', '1000', AGENT_COMMAND],

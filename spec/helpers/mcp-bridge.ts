@@ -20,6 +20,7 @@ import {
   type McpRequestContext,
   type McpServerRegistration,
 } from '../../lib';
+import { sseEventData } from '../../lib/transports/remote/sse';
 import { tappedPair, type TappedPair } from './peers';
 import { ROOT } from './processes';
 
@@ -198,4 +199,35 @@ export function sseMessages(body: string): unknown[] {
 export function httpDeclarationOf(received: ReceivedSessions): { url: string; authorization: string } {
   const declaration = received['session/new'][0]!.mcpServers as unknown as { url: string; headers: { name: string; value: string }[] }[];
   return { url: declaration[0]!.url, authorization: declaration[0]!.headers[0]!.value };
+}
+
+/** A POST whose answer is read event by event as it comes. */
+export interface OpenPost {
+  /** The HTTP status and content type, once the answer's head arrived. */
+  readonly head: Promise<{ status: number; contentType: string }>;
+  /** The next JSON-RPC message of the answer (each SSE event, or the one JSON body); `undefined` at its end. */
+  next(): Promise<unknown>;
+  /** Closes the request (the client goes away). */
+  abort(): void;
+}
+
+/** POSTs one message and reads its answer incrementally (see {@link OpenPost}). */
+export function openPost(url: string, body: unknown, headers: Record<string, string>): OpenPost {
+  const controller = new AbortController();
+  const response = fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+    signal: controller.signal,
+  });
+  const messages = (async function* (): AsyncGenerator<unknown> {
+    const answer = await response;
+    if (!(answer.headers.get('content-type') ?? '').startsWith('text/event-stream')) return yield JSON.parse(await answer.text());
+    for await (const data of sseEventData(answer.body!, 1 << 20)) yield JSON.parse(data) as unknown;
+  })();
+  return {
+    head: response.then((answer) => ({ status: answer.status, contentType: answer.headers.get('content-type') ?? '' })),
+    next: async () => (await messages.next()).value,
+    abort: () => controller.abort(),
+  };
 }

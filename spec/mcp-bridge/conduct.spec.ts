@@ -36,9 +36,9 @@ describe('acp-wire conduct --mcp-bridge', function () {
   });
 
   /** Starts the conductor with the bridge before the fixture agent; the spec is its client and provider. */
-  function startConductor(transports: string[], traceFile: string): { client: Connection; provider: McpProvider } {
+  function startConductor(transports: string[], traceFile: string, options: string[] = []): { client: Connection; provider: McpProvider } {
     const agent = [process.execPath, ...fixtureArgs('mcp-less-agent', transports)].join(' ');
-    conductor = spawn(process.execPath, [CLI, 'conduct', '--mcp-bridge', '--trace-file', traceFile, agent], {
+    conductor = spawn(process.execPath, [CLI, 'conduct', '--mcp-bridge', ...options, '--trace-file', traceFile, agent], {
       cwd: ROOT,
       stdio: ['pipe', 'pipe', 'inherit'],
     });
@@ -73,6 +73,25 @@ describe('acp-wire conduct --mcp-bridge', function () {
       expect(trace).not.to.contain(secret);
     });
   }
+
+  it('gives an agent that takes http and stdio the stdio relay with --mcp-bridge-transport stdio', async () => {
+    for (const [options, keys] of [
+      [[], ['type', 'name', 'url', 'headers']],
+      [
+        ['--mcp-bridge-transport', 'stdio'],
+        ['name', 'command', 'args', 'env'],
+      ],
+    ] as const) {
+      const { client: acp } = startConductor(['http'], join(dir, 'trace.jsons'), [...options]);
+      await acp.sendRequest('initialize', { protocolVersion: 1, clientCapabilities: {} });
+      const session = (await acp.sendRequest('session/new', { cwd: '/', mcpServers: [ACP_TOOLS] })) as {
+        _meta: { mcpServers: Record<string, unknown>[] };
+      };
+      expect(session._meta.mcpServers[0]).to.have.all.keys(...keys);
+      await acp.close();
+      await once(conductor!, 'exit');
+    }
+  });
 
   it('gives each --tcp client a bridge of its own before the agent, which advertises acp and rewrites its declarations', async () => {
     const agent = [process.execPath, ...fixtureArgs('mcp-less-agent', ['http'])].join(' ');

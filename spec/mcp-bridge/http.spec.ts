@@ -124,6 +124,40 @@ describe('McpBridge before an agent that takes http MCP servers (ACP v1)', funct
     expect(chain.calls.map((call) => call.method)).to.deep.equal(['server/discover']);
   });
 
+  it('answers 400 with a JSON-RPC error to an MCP-Protocol-Version it does not speak, in a session or not', async () => {
+    const headers = await openSession();
+    const tools = { jsonrpc: '2.0', id: 7, method: 'tools/list' };
+    const refused: Record<string, string>[] = [
+      { ...headers, 'mcp-protocol-version': '1999-01-01' },
+      { authorization, 'mcp-protocol-version': '1999-01-01' },
+    ];
+    for (const sent of refused) {
+      const answer = await httpPost(url, tools, { headers: sent });
+      expect(answer.status).to.equal(400);
+      expect(JSON.parse(answer.body)).to.deep.equal({
+        jsonrpc: '2.0',
+        id: 7,
+        error: {
+          code: -32600,
+          message:
+            'Bad Request: unsupported MCP-Protocol-Version 1999-01-01 (supported: 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)',
+        },
+      });
+    }
+    const wrong = { ...headers, 'mcp-protocol-version': 'x' };
+    expect((await httpPost(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { headers: wrong })).status).to.equal(400);
+    expect((await httpPost(url, undefined, { method: 'DELETE', headers: wrong })).status).to.equal(400);
+    expect((await httpPost(url, tools, { headers })).status).to.equal(200);
+    expect(chain.calls.map((call) => call.method)).to.deep.equal(['server/discover', 'tools/list']);
+  });
+
+  it('serves a session request without MCP-Protocol-Version at the revision of its session, and one naming another revision it speaks', async () => {
+    const { 'mcp-protocol-version': _negotiated, ...withoutVersion } = await openSession();
+    const tools = { jsonrpc: '2.0', id: 8, method: 'tools/list' };
+    expect((await httpPost(url, tools, { headers: withoutVersion })).status).to.equal(200);
+    expect((await httpPost(url, tools, { headers: { ...withoutVersion, 'mcp-protocol-version': '2025-03-26' } })).status).to.equal(200);
+  });
+
   it('takes a stateless 2026-07-28 request without a session and passes its _meta on', async () => {
     const meta = {
       'io.modelcontextprotocol/protocolVersion': MCP_PROTOCOL_VERSION,

@@ -7,10 +7,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { expect } from 'chai';
-import type { McpRequestContext } from '../../lib';
+import { mcpServerHandler, type McpRequestContext } from '../../lib';
 import { LineReader, writeLines } from '../helpers/lines';
 import { type BridgeChain, RELAY_COMMAND, startBridgeChain } from '../helpers/mcp-bridge';
 import { useBuild } from '../helpers/processes';
+import { REFERENCE_SERVER_INFO, referenceMcpServer } from '../helpers/reference-mcp-server';
 
 interface StdioDeclaration {
   type: string;
@@ -44,9 +45,9 @@ describe('McpBridge before an agent that takes stdio MCP servers only (ACP v2)',
   });
 
   /** Starts the relay as the agent would: the declaration's command, arguments and environment. */
-  function startRelay(): { input: Writable; output: LineReader } {
-    const env = { ...process.env, ...Object.fromEntries(declaration.env.map(({ name, value }) => [name, value])) };
-    relay = spawn(declaration.command, declaration.args, { env, stdio: ['pipe', 'pipe', 'inherit'] });
+  function startRelay(server = declaration): { input: Writable; output: LineReader } {
+    const env = { ...process.env, ...Object.fromEntries(server.env.map(({ name, value }) => [name, value])) };
+    relay = spawn(server.command, server.args, { env, stdio: ['pipe', 'pipe', 'inherit'] });
     return { input: relay.stdin!, output: new LineReader(relay.stdout!, { label: 'relay stdout' }) };
   }
 
@@ -115,5 +116,40 @@ describe('McpBridge before an agent that takes stdio MCP servers only (ACP v2)',
     input.end();
     await once(relay!, 'exit');
     expect(output.lines.map((line) => (JSON.parse(line) as { id: unknown }).id)).to.deep.equal([0, 9]);
+  });
+
+  it("writes a tool's elicitation/create as a line and POSTs the client's answer line back, then the tool's result", async () => {
+    const reference = mcpServerHandler(() => referenceMcpServer());
+    const registration = chain.provider.register({ name: 'reference', serverId: 'reference-1', handler: reference.handler });
+    try {
+      await chain.client.left.sendRequest('session/new', { cwd: '/', mcpServers: [registration.declaration] });
+      const { input, output } = startRelay((chain.received['session/new'][1]!.mcpServers as unknown as StdioDeclaration[])[0]!);
+      const capabilities = { elicitation: {} };
+      writeLines(input, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities } });
+      await output.take();
+      writeLines(input, {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'test_elicitation', arguments: { message: 'Name?' } },
+      });
+      const asked = JSON.parse(await output.take()) as { id: string; method: string; params: { message: string } };
+      expect(asked).to.deep.include({ method: 'elicitation/create' });
+      expect(asked.params.message).to.equal('Name?');
+      writeLines(input, { jsonrpc: '2.0', id: asked.id, result: { action: 'decline' } });
+      expect(JSON.parse(await output.take())).to.deep.equal({
+        jsonrpc: '2.0',
+        id: 1,
+        result: {
+          content: [{ type: 'text', text: 'User response: {"action":"decline"}' }],
+          resultType: 'complete',
+          _meta: { 'io.modelcontextprotocol/serverInfo': REFERENCE_SERVER_INFO },
+        },
+      });
+      input.end();
+      await once(relay!, 'exit');
+    } finally {
+      await reference.close();
+    }
   });
 });

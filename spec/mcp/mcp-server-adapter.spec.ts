@@ -9,6 +9,7 @@ import { execFileSync } from 'node:child_process';
 import * as z from 'zod';
 import { McpCaller, McpProvider, mcpServerHandler, type McpNotification, type McpServerHandler } from '../../lib';
 import { deferred, rejectionOf } from '../helpers/async';
+import { collectGarbage } from '../helpers/events';
 import { tappedPair, type TappedPair } from '../helpers/peers';
 import { ROOT } from '../helpers/processes';
 
@@ -160,6 +161,43 @@ describe('mcpServerHandler (tools written with the MCP server library)', () => {
     }
   });
 
+  it('frees every slot after 200 cancelled subscriptions/listen streams, with collections before the cancels', async function () {
+    this.timeout(60000);
+    const counted = mcpServerHandler(() => specTools());
+    const running = new Set<Promise<unknown>>();
+    provider.register({
+      name: 'listen',
+      serverId: 'listen',
+      handler: (context) => {
+        const outcome = Promise.resolve(counted.handler(context));
+        const settled: Promise<boolean> = outcome.then(
+          () => running.delete(settled),
+          () => running.delete(settled),
+        );
+        running.add(settled);
+        return outcome;
+      },
+    });
+    try {
+      // Four batches of 50 (the server has 64 slots): open, collect garbage, cancel, see them all settle.
+      for (let batch = 0; batch < 4; batch++) {
+        const listens = await openListens(caller, 50);
+        await collectGarbage();
+        for (const listen of listens) listen.controller.abort();
+        expect(await unsettledAfter(running, 10_000), `exchanges of batch ${batch + 1} still running`).to.equal(0);
+        for (const listen of listens) expect(await rejectionOf(listen.answer)).to.deep.include({ code: -32800 });
+      }
+      // Every slot is free: 64 listens at once are all acknowledged.
+      const full = await openListens(caller, 64);
+      for (const listen of full) listen.controller.abort();
+      await Promise.all(full.map((listen) => listen.answer.catch(() => undefined)));
+      const call = await caller.request('listen', 'tools/call', { name: 'echo', arguments: { text: 'free' } });
+      expect(call).to.have.nested.property('result.content[0].text', 'free');
+    } finally {
+      await counted.close();
+    }
+  });
+
   it("loading acp-wire does not load the MCP server library (it is required on mcpServerHandler's first call)", () => {
     const script = [
       "require('./lib');",
@@ -172,3 +210,49 @@ describe('mcpServerHandler (tools written with the MCP server library)', () => {
     expect(JSON.parse(output)).to.deep.equal({ before: false, after: true });
   });
 });
+
+/** A `subscriptions/listen` in flight, and its controller. */
+interface Listen {
+  readonly controller: AbortController;
+  readonly answer: Promise<unknown>;
+}
+
+/** Opens `count` listens on the `listen` server; resolves once each was acknowledged (fails on any other outcome). */
+async function openListens(caller: McpCaller, count: number): Promise<Listen[]> {
+  const listens = Array.from({ length: count }, () => {
+    const controller = new AbortController();
+    return { controller, ...listenUntilAcknowledged(caller, controller.signal) };
+  });
+  const outcomes = await Promise.all(listens.map((listen) => listen.acknowledged));
+  expect(outcomes).to.deep.equal(Array(count).fill('acknowledged'));
+  return listens;
+}
+
+/** How many of `running` are still unsettled once they all settled, or after `boundMs` (a guard far above the time they take). */
+async function unsettledAfter(running: Set<Promise<unknown>>, boundMs: number): Promise<number> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)));
+  await Promise.race([Promise.all([...running]), bound]);
+  clearTimeout(timer);
+  return running.size;
+}
+
+/** A `subscriptions/listen` that resolves `acknowledged` once the server acknowledged it (or `refused` if it was answered first). */
+function listenUntilAcknowledged(caller: McpCaller, signal: AbortSignal): { acknowledged: Promise<string>; answer: Promise<unknown> } {
+  let acknowledge!: (value: string) => void;
+  const acknowledged = new Promise<string>((resolve) => (acknowledge = resolve));
+  const answer = caller.request(
+    'listen',
+    'subscriptions/listen',
+    { notifications: { toolsListChanged: true } },
+    {
+      signal,
+      onNotification: (notification) => notification.method === 'notifications/subscriptions/acknowledged' && acknowledge('acknowledged'),
+    },
+  );
+  answer.then(
+    (outcome) => acknowledge(`answered ${JSON.stringify(outcome)}`),
+    (error: unknown) => acknowledge(`refused ${JSON.stringify(error)}`),
+  );
+  return { acknowledged, answer };
+}
