@@ -83,11 +83,11 @@ export class BatchAnswers {
 }
 
 /** Dispatches one entry of a batch. @internal */
-export type BatchEntryDispatch = (value: unknown, text: string, answers: BatchAnswers) => void;
+export type BatchEntryDispatch = (value: unknown, text: string) => void;
 
 /**
  * Dispatches a batch's entries in order, {@link BATCH_SLICE_ENTRIES} per turn of the event loop,
- * then seals its answers.
+ * then calls `done`.
  *
  * @param holdInput - holds the connection's later messages; returns the release (called once the
  * last entry is dispatched, or the connection closed)
@@ -96,22 +96,22 @@ export type BatchEntryDispatch = (value: unknown, text: string, answers: BatchAn
 export function dispatchBatch(
   values: readonly unknown[],
   texts: readonly string[],
-  answers: BatchAnswers,
   dispatch: BatchEntryDispatch,
   holdInput: () => () => void,
   isClosing: () => boolean,
+  done: () => void,
 ): void {
   let next = 0;
   const slice = (): boolean => {
     const end = Math.min(values.length, next + BATCH_SLICE_ENTRIES);
-    for (; next < end && !isClosing(); next++) dispatch(values[next], texts[next]!, answers);
+    for (; next < end && !isClosing(); next++) dispatch(values[next], texts[next]!);
     return next === values.length || isClosing();
   };
-  if (slice()) return answers.seal();
+  if (slice()) return done();
   const release = holdInput();
   const more = (): void => {
     if (!slice()) return void setImmediate(more);
-    answers.seal();
+    done();
     release();
   };
   setImmediate(more);

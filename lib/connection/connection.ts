@@ -381,7 +381,11 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     }
   }
 
-  /** A JSON-RPC 2.0 batch (when accepted): its entries dispatched in order, its answers in one array. */
+  /**
+   * A JSON-RPC 2.0 batch (when accepted): its entries dispatched in order, their answers in one
+   * array — or, on an output that stamps each message with a resumption cursor, each answer as a
+   * message of its own, so that every answer carries its cursor.
+   */
   #receiveBatch(values: unknown[], line: string): void {
     const owner = (this.#batchOwner ??= {
       isClosing: () => this.#closeReason !== undefined,
@@ -390,16 +394,24 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     });
     // JSON.parse accepted the line as an array, so its elements' texts are found.
     const texts = arrayElementTexts(line)!;
-    const dispatch = (value: unknown, text: string, answers: BatchAnswers): void => this.#receiveEntry(value, text, answers);
-    dispatchBatch(values, texts, new BatchAnswers(owner), dispatch, () => this.#reader.holdDispatch(), owner.isClosing);
+    const answers = this.#meta ? undefined : new BatchAnswers(owner);
+    const dispatch = (value: unknown, text: string): void => this.#receiveEntry(value, text, answers);
+    dispatchBatch(
+      values,
+      texts,
+      dispatch,
+      () => this.#reader.holdDispatch(),
+      owner.isClosing,
+      () => answers?.seal(),
+    );
   }
 
-  /** One entry of a batch: as a message on its own, but answered through the batch's answers. */
-  #receiveEntry(value: unknown, text: string, answers: BatchAnswers): void {
+  /** One entry of a batch: as a message on its own, answered through the batch's answers when there are any. */
+  #receiveEntry(value: unknown, text: string, answers: BatchAnswers | undefined): void {
     switch (validKindOf(value)) {
       case 'request':
-        answers.expect();
-        return this.#dispatchRequest(value as RequestMessage, text, answers.wire);
+        answers?.expect();
+        return this.#dispatchRequest(value as RequestMessage, text, answers?.wire);
       case 'notification':
         return this.#dispatchNotification(value as NotificationMessage);
       case 'response':
@@ -409,8 +421,9 @@ export class Connection extends EventEmitter<ConnectionEvents> {
     if (c.kind === 'badResponse') return this.#report(new ProtocolError(`dropped a malformed response in a batch: ${c.reason}`));
     if (c.kind !== 'invalid') return;
     const reason = Array.isArray(value) ? 'a batch entry must be a JSON object' : c.reason;
-    const rawId = typeof c.id === 'number' ? rawIdText(text, c.id) : undefined;
-    answers.refuse(c.id, rawId, RpcError.invalidRequest(reason).toJSON());
+    const refusal = RpcError.invalidRequest(reason).toJSON();
+    if (answers) answers.refuse(c.id, typeof c.id === 'number' ? rawIdText(text, c.id) : undefined, refusal);
+    else this.#sendError(c.id, refusal, text);
     this.#report(new ProtocolError(`invalid batch entry answered -32600: ${reason}`));
   }
 
