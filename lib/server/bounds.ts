@@ -45,14 +45,22 @@ export function hasWorkInFlight(connection: Connection): boolean {
  * `isBusy()` is false. A busy socket is looked at again `timeoutMs` later. `0` watches nothing.
  *
  * @remarks Uses the socket's own inactivity timer (`socket.setTimeout`), which does not keep the
- * process alive and is cleared when the socket is destroyed.
+ * process alive and is cleared when the socket is destroyed. The event loop runs its timers before
+ * it reads the sockets: after the process was busy for longer than `timeoutMs`, the timer comes
+ * due while the peer's bytes (a request) wait unread in the kernel. So the decision is taken after
+ * the reads of that turn of the loop (`setImmediate`): bytes read by then, or work they started,
+ * keep the socket.
  */
 export function watchIdle(socket: Socket, timeoutMs: number, isBusy: () => boolean, onIdle: () => void): void {
   if (timeoutMs === 0) return;
   socket.setTimeout(timeoutMs);
   socket.on('timeout', () => {
-    if (isBusy()) return void socket.setTimeout(timeoutMs);
-    socket.setTimeout(0);
-    onIdle();
+    const bytesRead = socket.bytesRead;
+    setImmediate(() => {
+      if (socket.destroyed) return;
+      if (socket.bytesRead !== bytesRead || isBusy()) return void socket.setTimeout(timeoutMs);
+      socket.setTimeout(0);
+      onIdle();
+    });
   });
 }

@@ -112,10 +112,10 @@ describe('listenConductor()', function () {
   });
 
   it('keeps a chain whose client has a request in flight past idleTimeoutMs', async () => {
-    await listen({ idleTimeoutMs: 20 });
+    await listen({ idleTimeoutMs: 100 });
     const talker = await client();
     await talker.sendRequest('initialize', CLIENT_INIT);
-    expect(await talker.sendRequest('_test/sleep', { ms: 200 })).to.deep.equal({ slept: 200 });
+    expect(await talker.sendRequest('_test/sleep', { ms: 1000 })).to.deep.equal({ slept: 1000 });
   });
 
   it('closes every chain on [Symbol.asyncDispose]()', async () => {
