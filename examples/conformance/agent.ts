@@ -90,8 +90,8 @@ function initialize(
   timers: Timers,
 ): AgentInitializeAnswer | undefined | Promise<AgentInitializeAnswer> {
   const meta = isObject(request.params._meta) ? request.params._meta : {};
-  // v2's session baseline is advertised by AcpAgent itself; v1 lists `session/load` here.
-  const answer: AgentInitializeAnswer = version === 1 ? { capabilities: { loadSession: true } } : {};
+  // Its own list: the session baseline (v2), `session/load` (v1).
+  const answer: AgentInitializeAnswer = { capabilities: version === 1 ? { loadSession: true } : { session: {} } };
   switch (meta.test) {
     case 'drop':
       return undefined;

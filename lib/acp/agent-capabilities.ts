@@ -34,9 +34,11 @@ export function servedMethods(options: AcpAgentOptions, store: SessionStore): Se
  * capabilities (prompt content, MCP, `_meta`…) with what the agent serves added, and every
  * method-backed capability it cannot serve removed.
  *
- * @remarks v2: `session` (the baseline: `session/new`, `list`, `resume`, `close`, `prompt`,
- * `cancel`, `update`), and `session.delete` with a store that deletes. v1: what the answer lists,
- * without `sessionCapabilities.delete` or `auth.logout` when they cannot be served.
+ * @remarks Without capabilities in the answer, everything the agent serves: v2 `session` (the
+ * baseline: `session/new`, `list`, `resume`, `close`, `prompt`, `cancel`, `update`) with `delete`
+ * (a store that deletes) and `additionalDirectories`; v1 `loadSession` and
+ * `sessionCapabilities.list`/`resume`/`close`/`delete`/`additionalDirectories`, `auth.logout`.
+ * With them, those (v2 always with `session`), without what cannot be served.
  * `authMethods` only with an `authenticate` handler.
  * @internal
  */
@@ -45,26 +47,43 @@ export function advertisedCapabilities(
   answer: AgentInitializeAnswer,
   served: ServedMethods,
 ): { capabilities: JsonObject; authMethods: JsonObject[] | undefined } {
-  const given = isObject(answer.capabilities) ? { ...(answer.capabilities as JsonObject) } : {};
+  const given = isObject(answer.capabilities) ? { ...(answer.capabilities as JsonObject) } : undefined;
   const capabilities = version === 1 ? v1Capabilities(given, served) : v2Capabilities(given, served);
   const authMethods = served.authenticate ? (answer.authMethods as JsonObject[] | undefined) : undefined;
   return { capabilities, authMethods };
 }
 
-function v2Capabilities(given: JsonObject, served: ServedMethods): JsonObject {
+/**
+ * v2: the session baseline is always served and advertised (`session`). Without capabilities in
+ * the `initialize` answer, `session` lists all the agent serves beyond it (`delete` with a store
+ * that deletes, `additionalDirectories`); with them, the answer's `session` (so an agent's answer
+ * stays its own), without what it cannot serve.
+ */
+function v2Capabilities(given: JsonObject | undefined, served: ServedMethods): JsonObject {
+  if (given === undefined) return { session: { ...(served.delete ? { delete: {} } : {}), additionalDirectories: {} } };
   const session = isObject(given.session) ? { ...given.session } : {};
-  if (served.delete) session.delete = {};
-  else delete session.delete;
+  if (!served.delete) delete session.delete;
   return { ...given, session };
 }
 
 /**
  * v1: every session method beyond `new`, `prompt` and `cancel` is optional, and an agent lists the
- * ones it offers. The agent serves `session/load`, `list`, `resume` and `close` in v1 too, but
- * advertises what the handler's answer lists (so a v1 agent's `initialize` answer stays its own),
- * without what it cannot serve.
+ * ones it offers. Without capabilities in the `initialize` answer, the agent advertises all it
+ * serves (`loadSession`, `sessionCapabilities.list`/`resume`/`close`, `delete` with a store that
+ * deletes, `auth.logout` with a logout); with them, it advertises those (so a v1 agent's answer
+ * stays its own), without what it cannot serve.
  */
-function v1Capabilities(given: JsonObject, served: ServedMethods): JsonObject {
+function v1Capabilities(given: JsonObject | undefined, served: ServedMethods): JsonObject {
+  if (given === undefined) {
+    const sessionCapabilities: JsonObject = {
+      list: {},
+      resume: {},
+      close: {},
+      ...(served.delete ? { delete: {} } : {}),
+      additionalDirectories: {},
+    };
+    return { loadSession: true, sessionCapabilities, ...(served.logout ? { auth: { logout: {} } } : {}) };
+  }
   const capabilities: JsonObject = { ...given };
   if (isObject(given.sessionCapabilities) && !served.delete && 'delete' in given.sessionCapabilities) {
     const { delete: _unserved, ...rest } = given.sessionCapabilities;

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Connection } from '../connection/connection';
 import { RpcError, describeThrown } from '../jsonrpc/errors';
 import type { JsonObject } from '../jsonrpc/message';
-import { AgentTurn, type CancelCause, type TurnOutcome } from './agent-turn';
+import { AgentTurn, type CancelCause, type SessionWorkspace, type TurnOutcome } from './agent-turn';
 import { SESSION_UPDATE_METHOD } from './methods';
 import type { AcpVersion } from './negotiation';
 import { MessageCollector, type StoreWriter } from './session-history';
@@ -50,12 +50,17 @@ export class AgentSession {
   #running: QueuedTurn | undefined;
   #isClosed = false;
 
+  /** Where the session works: set when it is made or re-attached, read by each new turn. */
+  workspace: SessionWorkspace;
+
   constructor(
     host: SessionHost,
     readonly id: string,
     readonly version: AcpVersion,
+    workspace: SessionWorkspace,
   ) {
     this.#host = host;
+    this.workspace = workspace;
   }
 
   /** Whether a turn is running now. */
@@ -83,6 +88,7 @@ export class AgentSession {
       params,
       this.version,
       this.version === 2 ? messageId : undefined,
+      this.workspace,
     );
     messages.take({ sessionUpdate: 'user_message', messageId, content: prompt } as SessionUpdate);
     messages.take({ sessionUpdate: 'agent_message', messageId: turn.agentMessageId, content: [] } as SessionUpdate);

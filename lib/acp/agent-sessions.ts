@@ -14,6 +14,7 @@ import type { Responder } from '../requests/responder';
 import type { AcpAgentOptions, AgentAttachSessionRequest, AgentContext, AgentNewSessionAnswer } from './agent-options';
 import { isThenable, objectParams } from './agent-params';
 import { AgentSession, type SessionHost } from './agent-session';
+import type { SessionWorkspace } from './agent-turn';
 import { SESSION_LOAD_METHOD } from './methods';
 import type { AcpVersion } from './negotiation';
 import { replayUpdates, type StoreWriter } from './session-history';
@@ -87,7 +88,7 @@ export class AgentSessions {
       if (typeof sessionId !== 'string') throw new TypeError('a newSession handler must answer a string sessionId');
       const stored: StoredSession = { sessionId, cwd, ...(additionalDirectories && { additionalDirectories }), updatedAt: now() };
       return then(this.#store.create(stored), () => {
-        this.#openSession(sessionId);
+        this.#openSession(sessionId, { cwd, additionalDirectories: additionalDirectories ?? [] });
         responder.respond({ ...value, sessionId });
       });
     };
@@ -125,7 +126,8 @@ export class AgentSessions {
         const kept = session
           ? this.#store.update(sessionId, additionalDirectories ? { additionalDirectories } : {})
           : this.#store.create(stored);
-        return then(kept, () => this.#reattach(sessionId, replay, value, responder));
+        const workspace = { cwd, additionalDirectories: additionalDirectories ?? session?.additionalDirectories ?? [] };
+        return then(kept, () => this.#reattach(sessionId, workspace, replay, value, responder));
       });
     });
   }
@@ -146,9 +148,10 @@ export class AgentSessions {
     return then(closed, () => then(this.#store.delete?.(sessionId), () => ({})));
   }
 
-  #openSession(sessionId: string): AgentSession {
+  #openSession(sessionId: string, workspace: SessionWorkspace): AgentSession {
     let session = this.#open.get(sessionId);
-    if (!session) this.#open.set(sessionId, (session = new AgentSession(this.#sessionHost, sessionId, this.#host.version())));
+    if (!session) this.#open.set(sessionId, (session = new AgentSession(this.#sessionHost, sessionId, this.#host.version(), workspace)));
+    else session.workspace = workspace;
     return session;
   }
 
@@ -159,10 +162,10 @@ export class AgentSessions {
   }
 
   /** Opens the session here, replays its conversation when asked, sends its state (v2), answers. */
-  #reattach(sessionId: string, replay: boolean, result: JsonObject, responder: Responder): unknown {
+  #reattach(sessionId: string, workspace: SessionWorkspace, replay: boolean, result: JsonObject, responder: Responder): unknown {
     const history = replay ? this.#store.history(sessionId) : [];
     return then(history, (messages) => {
-      const session = this.#openSession(sessionId);
+      const session = this.#openSession(sessionId, workspace);
       for (const update of replayUpdates(session.version, messages)) session.send(update);
       if (session.version === 2) session.send({ sessionUpdate: 'state_update', state: session.isRunning ? 'running' : 'idle' });
       responder.respond(result);

@@ -15,6 +15,12 @@ export type TurnOutcome = { stopReason: StopReason } | { error: ErrorObject };
 /** What started the cancellation of a prompt: `session/cancel` or `session/close`, or `$/cancel_request` / the connection's close. @internal */
 export type CancelCause = 'session' | 'request';
 
+/** Where a session works: its directory and further roots, as the client last gave them. @internal */
+export interface SessionWorkspace {
+  readonly cwd: string;
+  readonly additionalDirectories: readonly string[];
+}
+
 /** Where a turn's updates go: its session, which sends them while it is open and keeps its messages. @internal */
 export interface TurnHost {
   /** Sends one `session/update` of the session (nothing once the session or connection closed). */
@@ -51,9 +57,18 @@ export class AgentTurn {
     readonly version: AcpVersion,
     /** The id of the inserted user message (v2), or `undefined` (v1). */
     readonly messageId: string | undefined,
+    workspace: SessionWorkspace,
   ) {
     this.#host = host;
+    this.cwd = workspace.cwd;
+    this.additionalDirectories = workspace.additionalDirectories;
   }
+
+  /** The session's working directory: an absolute path. */
+  readonly cwd: string;
+
+  /** The session's further workspace roots (absolute paths; `[]` when the client gave none). */
+  readonly additionalDirectories: readonly string[];
 
   /** Aborts when the client cancels the turn or the connection closes. */
   get signal(): AbortSignal {

@@ -62,10 +62,10 @@ describe('AcpAgent', () => {
   });
 
   describe('initialize', () => {
-    it('answers a requested 2 in the v2 shape, advertising the session baseline and session/delete, and keeps the version on the connection', async () => {
+    it('answers a requested 2 in the v2 shape, advertising the session baseline, session/delete and additionalDirectories, and keeps the version on the connection', async () => {
       const agent = serve();
       expect(await call('initialize', { protocolVersion: 2, info: { name: 'c', version: '1' } })).to.deep.equal({
-        result: { protocolVersion: 2, info: INFO, capabilities: { session: { delete: {} } } },
+        result: { protocolVersion: 2, info: INFO, capabilities: { session: { delete: {}, additionalDirectories: {} } } },
       });
       expect(agent.protocolVersion).to.equal(2);
       expect(negotiatedVersion(agentSide)).to.equal(2);

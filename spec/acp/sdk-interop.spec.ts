@@ -171,7 +171,15 @@ describe("the official ACP SDK and acp-wire's helpers", () => {
         }),
       );
       expect(outcome).to.deep.equal({
-        init: { protocolVersion: 1, agentInfo: { name: 'acp-wire-agent', version: '1.0.0' }, agentCapabilities: {}, authMethods: [] },
+        init: {
+          protocolVersion: 1,
+          agentInfo: { name: 'acp-wire-agent', version: '1.0.0' },
+          agentCapabilities: {
+            loadSession: true,
+            sessionCapabilities: { list: {}, resume: {}, close: {}, delete: {}, additionalDirectories: {} },
+          },
+          authMethods: [],
+        },
         text: 'from acp-wire',
         stop: { stopReason: 'end_turn' },
       });

@@ -39,9 +39,17 @@ describe('AcpAgent capabilities and optional methods', () => {
   afterEach(() => under.close());
 
   describe('capabilities', () => {
-    it('v2: advertises the session baseline with the handler’s own capabilities, and session.delete only with a store that deletes', async () => {
-      under = new AgentUnderTest({ initialize: () => ({ capabilities: { session: { prompt: { image: {} } } } }) });
+    it('v2: without capabilities in the initialize answer, advertises the session baseline with delete and additionalDirectories', async () => {
+      under = new AgentUnderTest();
+      expect((await under.initialize()).capabilities).to.deep.equal({ session: { delete: {}, additionalDirectories: {} } });
+    });
+
+    it('v2: with capabilities in the answer, advertises the session baseline with those, and session.delete only with a store that deletes', async () => {
+      under = new AgentUnderTest({ initialize: () => ({ capabilities: { session: { prompt: { image: {} }, delete: {} } } }) });
       expect((await under.initialize()).capabilities).to.deep.equal({ session: { prompt: { image: {} }, delete: {} } });
+      await under.close();
+      under = new AgentUnderTest({ initialize: () => ({ capabilities: {} }) });
+      expect((await under.initialize()).capabilities).to.deep.equal({ session: {} });
       const other = new AgentUnderTest({
         sessions: storeWithoutDelete(),
         initialize: () => ({ capabilities: { session: { delete: {} } } }),
@@ -52,6 +60,15 @@ describe('AcpAgent capabilities and optional methods', () => {
       } finally {
         await other.close();
       }
+    });
+
+    it('v1: without capabilities in the initialize answer, advertises everything it serves', async () => {
+      under = new AgentUnderTest({ authenticate: () => undefined });
+      expect((await under.initialize(1)).agentCapabilities).to.deep.equal({
+        loadSession: true,
+        sessionCapabilities: { list: {}, resume: {}, close: {}, delete: {}, additionalDirectories: {} },
+        auth: { logout: {} },
+      });
     });
 
     it('v1: advertises what the handler lists, without sessionCapabilities.delete or auth.logout it cannot serve', async () => {

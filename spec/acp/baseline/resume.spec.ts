@@ -159,6 +159,31 @@ describe('AcpAgent session/resume and session/load', () => {
     ).to.deep.equal([]);
   });
 
+  it('hands each turn the workspace the last session/new or session/resume gave', async () => {
+    const seen: unknown[] = [];
+    under = new AgentUnderTest({
+      prompt(turn) {
+        seen.push([turn.cwd, turn.additionalDirectories]);
+        return 'end_turn';
+      },
+    });
+    await under.initialize();
+    const { sessionId } = await under.result<{ sessionId: string }>('session/new', {
+      cwd: '/work',
+      mcpServers: [],
+      additionalDirectories: ['/lib'],
+    });
+    await under.result('session/prompt', textPrompt(sessionId, 'one'));
+    await under.untilIdle(sessionId);
+    await under.result('session/resume', { sessionId, cwd: '/work', additionalDirectories: ['/other', '/more'] });
+    await under.result('session/prompt', textPrompt(sessionId, 'two'));
+    await under.untilIdle(sessionId);
+    expect(seen).to.deep.equal([
+      ['/work', ['/lib']],
+      ['/work', ['/other', '/more']],
+    ]);
+  });
+
   it('v2: session/load is not a v2 method (-32601)', async () => {
     under = new AgentUnderTest();
     await under.initialize();
