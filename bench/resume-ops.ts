@@ -2,8 +2,11 @@
  * A fixed number of echo round trips over acp-wire's WebSocket or Streamable HTTP, client and
  * server in this process on 127.0.0.1, resumption off or on: for CPU profiles and instruction
  * counts of the cells of `bench/resume.ts`.
- * `node [--cpu-prof] dist/bench/resume-ops.js <websocket|http> <sequential|inflight-100> <off|on> <warm-up ops> <measured ops>`.
- * Prints the CPU time per measured round trip to stderr and exits.
+ * `node [--cpu-prof] dist/bench/resume-ops.js <websocket|http> <sequential|inflight-100> <off|on> <warm-up ops> <measured ops> [liveness ms]`.
+ * Prints the CPU time per measured round trip to stderr and exits. Without `liveness ms` nothing
+ * watches the peer; with it, a WebSocket's heartbeat pings that often at both ends (timeout a
+ * minute), and a resumable Streamable HTTP client sends heartbeats that often and looks for silent
+ * requests every one (`silenceMs` four times it).
  *
  * @remarks Instructions per round trip, repeatable under load (see `bench/ops.ts`):
  * ```sh
@@ -29,22 +32,24 @@ async function lanes(client: Connection, width: number, count: number): Promise<
 }
 
 async function main(): Promise<void> {
-  const [transport, workload, mode, warm, measured] = process.argv.slice(2);
+  const [transport, workload, mode, warm, measured, liveness] = process.argv.slice(2);
   if (
     (transport !== 'websocket' && transport !== 'http') ||
     (workload !== 'sequential' && workload !== 'inflight-100') ||
     (mode !== 'off' && mode !== 'on')
   )
-    throw new Error('usage: resume-ops <websocket|http> <sequential|inflight-100> <off|on> <warm-up ops> <measured ops>');
+    throw new Error('usage: resume-ops <websocket|http> <sequential|inflight-100> <off|on> <warm-up ops> <measured ops> [liveness ms]');
   const isResumable = mode === 'on';
-  const listener = await listenRemote({ heartbeat: false, resume: isResumable }, (connection) => {
+  const livenessMs = liveness === undefined ? undefined : Number(liveness);
+  const heartbeat = livenessMs === undefined ? false : { intervalMs: livenessMs, timeoutMs: 60_000 };
+  const listener = await listenRemote({ heartbeat, resume: isResumable }, (connection) => {
     connection.onRequest('initialize', () => ({ protocolVersion: 2, capabilities: {} }));
     connection.onRequest(ECHO, (params: unknown) => params ?? null);
   });
-  const reconnect = isResumable ? {} : undefined;
+  const reconnect = !isResumable ? undefined : livenessMs === undefined ? {} : { heartbeatMs: livenessMs, silenceMs: 4 * livenessMs };
   const client =
     transport === 'websocket'
-      ? await connectWebSocket(listener.url, { heartbeat: false, reconnect })
+      ? await connectWebSocket(listener.url, { heartbeat, reconnect })
       : connectHttp(listener.httpUrl, { reconnect });
   await client.sendRequest('initialize', { protocolVersion: 2 });
   const width = workload === 'sequential' ? 1 : 100;

@@ -5,8 +5,9 @@
 import { expect } from 'chai';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { WebSocketServer } from 'ws';
+import WebSocket, { WebSocketServer } from 'ws';
 import { HeartbeatTimeoutError, connectWebSocket, listenRemote, type Connection, type RemoteListener } from '../../lib';
+import { Heartbeat } from '../../lib/transports/remote/heartbeat';
 import { rejectionOf } from '../helpers/async';
 import { closeOf, connectRawWebSocket, expectTcpHandles, serveEcho, tcpHandles } from './remote-helpers';
 
@@ -46,6 +47,18 @@ describe('WebSocket heartbeat', () => {
     expect(error).to.be.instanceOf(HeartbeatTimeoutError).and.include({ timeoutMs: 150 });
     expect(closed.code).to.equal(1006);
     expect((await rejectionOf<Error>(pending)).cause).to.equal(error);
+  });
+
+  it('ends the connection to a peer that reads everything but answers no ping, also while this side keeps sending', async () => {
+    // Our writes reach the kernel (the peer reads them): that proves nothing about the peer.
+    const socket = await connectRawWebSocket(listener.url, { autoPong: false });
+    const agent = agents[0]!;
+    const sending = setInterval(() => agent.connection.sendNotification('client/note', { text: 'x'.repeat(100) }), 2);
+    agent.connection.once('close', () => clearInterval(sending));
+    const { reason, error } = await agent.closed;
+    expect(reason).to.equal('input error');
+    expect(error).to.be.instanceOf(HeartbeatTimeoutError);
+    await socket.closed;
   });
 
   it('with a timeout longer than its interval, pings every interval while a verdict is pending, and those pings are no sign of the peer', async () => {
@@ -96,6 +109,35 @@ describe('WebSocket heartbeat', () => {
       expect(await Promise.race([closed, pinged.then(() => 'pinged again')])).to.equal('pinged again');
       await client.close();
     } finally {
+      for (const ws of server.clients) ws.terminate();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('gives no verdict while this side does not read its socket, and judges a silent peer once it reads again', async () => {
+    const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await once(server, 'listening');
+    const accepted = once(server, 'connection') as Promise<[WebSocket, import('node:http').IncomingMessage]>;
+    const peer = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/`, { autoPong: false });
+    peer.on('error', () => {});
+    let heartbeat: Heartbeat | undefined;
+    try {
+      const [ws, request] = await accepted;
+      const judged = new Promise<void>((resolve) => {
+        heartbeat = new Heartbeat(ws, request.socket as import('node:net').Socket, { intervalMs: 20, timeoutMs: 50 }, () => resolve());
+      });
+      // This side's reader is full: its socket is paused, and what the peer sends waits unread.
+      ws.pause();
+      const pinged = (async () => {
+        for (let ping = 0; ping < 10; ping++) await once(peer, 'ping');
+        return 'pinged ten times';
+      })();
+      expect(await Promise.race([pinged, judged.then(() => 'judged while not reading')])).to.equal('pinged ten times');
+      ws.resume();
+      await judged;
+    } finally {
+      heartbeat?.stop();
+      peer.terminate();
       for (const ws of server.clients) ws.terminate();
       await new Promise((resolve) => server.close(resolve));
     }

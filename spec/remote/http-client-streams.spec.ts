@@ -7,8 +7,8 @@
 import { expect } from 'chai';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { connectHttp, type Connection } from '../../lib';
-import { deferred } from '../helpers/async';
+import { ConnectionClosedError, ResumeFailedError, connectHttp, type Connection } from '../../lib';
+import { deferred, rejectionOf } from '../helpers/async';
 
 /** Reads a request's JSON body. */
 async function bodyOf(request: IncomingMessage): Promise<{ id?: number; method?: string }> {
@@ -170,6 +170,28 @@ describe('connectHttp() against a raw server', () => {
       const basic = `Basic ${Buffer.from('us er:p@ss').toString('base64')}`;
       const expected = ['POST', 'GET', 'POST', 'DELETE'].map((method) => `${method} /acp/v1?tenant=a%20b ${basic} 127.0.0.1:${port}`);
       expect([...seen].sort()).to.deep.equal([...expected].sort());
+    });
+  });
+
+  describe('a resumable connection the server no longer holds', () => {
+    it('closes with a ResumeFailedError (refused) when a POST is answered 404, as a refused resume', async () => {
+      const resumable = { transport: { resumable: { retentionMessages: 10, retentionSeconds: 60 } } };
+      const raw = createServer((request, response) => {
+        if (request.method === 'GET') return openEventStream(response);
+        if (request.method === 'DELETE') return void response.writeHead(404).end();
+        void bodyOf(request).then((message) => {
+          if (message.method !== 'initialize') return void response.writeHead(404).end('Unknown Acp-Connection-Id');
+          response.writeHead(200, { 'Content-Type': 'application/json', 'Acp-Connection-Id': 'c1' });
+          response.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: 2, capabilities: resumable } }));
+        });
+      });
+      server = raw;
+      await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+      client = connectHttp(`http://127.0.0.1:${(raw.address() as AddressInfo).port}/acp`, { reconnect: { heartbeatMs: 0 } });
+      await client.sendRequest('initialize', { protocolVersion: 2 });
+      const error = await rejectionOf<ConnectionClosedError>(client.sendRequest('echo', {}));
+      expect(error).to.be.instanceOf(ConnectionClosedError);
+      expect(error.cause).to.be.instanceOf(ResumeFailedError).and.include({ reason: 'refused', detail: 'Unknown Acp-Connection-Id' });
     });
   });
 

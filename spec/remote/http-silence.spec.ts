@@ -12,6 +12,8 @@ class FakeRequest implements WatchedRequest {
     bytesWritten: 0,
     writableLength: 0,
   };
+  /** Whether the request has been handed to the system entirely (an event stream's GET: at once). */
+  writableFinished = false;
   error: Error | undefined;
   readonly destroyed: Promise<Error>;
   #onDestroy!: (error: Error) => void;
@@ -31,7 +33,12 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 describe('SilenceWatch (a resumable HTTP client in a silent network)', function () {
   const SILENCE_MS = 200;
   let watch: SilenceWatch | undefined;
-  afterEach(() => watch?.stop());
+  /** Timers that move a fake socket's counters: cleared even when a test fails waiting. */
+  const movers: NodeJS.Timeout[] = [];
+  afterEach(() => {
+    watch?.stop();
+    for (const mover of movers.splice(0)) clearInterval(mover);
+  });
   // A request is given up within 1.25 × SILENCE_MS of silence: a watch that never gives it up fails here.
   this.timeout(10 * SILENCE_MS);
 
@@ -43,7 +50,7 @@ describe('SilenceWatch (a resumable HTTP client in a silent network)', function 
     expect(error.message).to.equal(`nothing received for ${SILENCE_MS} ms`);
   });
 
-  it('keeps a request whose socket reads, or hands bytes to the system, and gives it up once that stops', async () => {
+  it('keeps a request whose socket reads, or (while it is being sent) hands its bytes to the system, and gives it up once that stops', async () => {
     const reading = new FakeRequest();
     const sending = new FakeRequest();
     watch = new SilenceWatch(SILENCE_MS, [reading, sending]);
@@ -62,6 +69,17 @@ describe('SilenceWatch (a resumable HTTP client in a silent network)', function 
       clearInterval(mover);
     }
     await Promise.all([reading.destroyed, sending.destroyed]);
+  });
+
+  it('once the request is sent, counts only what the server sends: our own writes reaching the system keep nothing', async () => {
+    const stream = new FakeRequest();
+    stream.writableFinished = true;
+    watch = new SilenceWatch(SILENCE_MS, [stream]);
+    watch.start();
+    // What else goes out on its socket (into a silent network, the system takes it until its buffers fill).
+    movers.push(setInterval(() => void (stream.socket!.bytesWritten += 10), 10));
+    const error = await stream.destroyed;
+    expect(error.message).to.equal(`nothing received for ${SILENCE_MS} ms`);
   });
 
   it('does not count bytes queued in the socket as sent: a write the network never takes is given up', async () => {

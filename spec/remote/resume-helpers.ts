@@ -34,8 +34,11 @@ export interface ResumeBench {
 
 export const FAST_HEARTBEAT = { intervalMs: 100, timeoutMs: 400 };
 
-/** Starts a resumable server running the conformance agent (at most `maxClients`), and a fault proxy in front of it. */
-export async function startResumeBench(resume: ResumeOptions, maxClients?: number): Promise<ResumeBench> {
+/**
+ * Starts a server running the conformance agent (at most `maxClients`), resumable unless `resume`
+ * is `false`, and a fault proxy in front of it.
+ */
+export async function startResumeBench(resume: ResumeOptions | false, maxClients?: number): Promise<ResumeBench> {
   const agents: ResumeBench['agents'] = [];
   const listener = await listenRemote({ resume, heartbeat: FAST_HEARTBEAT, maxClients }, (connection, info) => {
     agents.push({ connection, closed: closeOf(connection), connectionId: info.connectionId });

@@ -104,8 +104,9 @@ export class ResumeFailedError extends AcpWireError {
   /** Always `'ACP_WIRE_RESUME_FAILED'`: stable, so match on it rather than on the message. */
   readonly code = 'ACP_WIRE_RESUME_FAILED';
   /**
-   * @param reason - why: `'refused'` (the server refused the cursor, 409 or `stream/resume_failed`)
-   * or `'attempts'` (every attempt failed)
+   * @param reason - why: `'refused'` (the server refused the cursor, 409 or `stream/resume_failed`,
+   * or no longer holds the connection: a Streamable HTTP POST answered 404) or `'attempts'` (every
+   * attempt failed)
    * @param detail - the server's reason text, or the last attempt's error message
    */
   constructor(

@@ -30,18 +30,20 @@ export function checkHeartbeat(heartbeat: HeartbeatOptions | false | undefined):
 }
 
 /**
- * Pings every `intervalMs`; after a ping, a peer that shows no sign of life for `timeoutMs` is
- * declared gone (`onTimeout`). A vanished peer is therefore detected within
- * `intervalMs + timeoutMs`. With a timeout longer than the interval, the pings sent while a
+ * Pings every `intervalMs`; after a ping, a peer that sends nothing for `timeoutMs` is declared
+ * gone (`onTimeout`). A vanished peer is therefore detected within `intervalMs + timeoutMs`, also
+ * while this side keeps sending. With a timeout longer than the interval, the pings sent while a
  * verdict is pending keep the peer hearing from us every interval; only the first is judged.
  *
  * @remarks
- * A sign of life is any byte received (a pong, a ping, a message, part of one) or any progress
- * of our own output into the kernel (the peer is acknowledging what we send). The second rule
- * keeps a peer that is busy reading a large backlog, with our ping queued behind it, from being
- * declared dead while it reads. The verdict waits until what arrived during a stall of this
- * process (a long synchronous task, a GC pause) has been read. Timers are unref'd: they never keep
- * a process alive on their own.
+ * A sign of life is a byte received from the peer (a pong, a ping, a message, part of one), and
+ * nothing else: our own writes reaching the kernel prove nothing (into a silent network they go on
+ * until its buffers fill). A peer must therefore answer within `timeoutMs` even when our ping
+ * waits behind what we sent before it, or send something meanwhile (a peer with its own heartbeat
+ * pings every interval). No verdict is given while this side is not reading (its socket paused by
+ * its own reader's backpressure: the peer's answer may be waiting unread), and the verdict waits
+ * until what arrived during a stall of this process (a long synchronous task, a GC pause) has been
+ * read. Timers are unref'd: they never keep a process alive on their own.
  *
  * @internal
  */
@@ -53,8 +55,8 @@ export class Heartbeat {
   readonly #onTimeout: (timeoutMs: number) => void;
   #interval: NodeJS.Timeout | undefined;
   #deadline: NodeJS.Timeout | undefined;
+  /** Whether the peer sent a byte since the ping being judged. */
   #isAlive = true;
-  #dispatchedAtPing = 0;
 
   constructor(ws: WebSocket, socket: Socket, options: HeartbeatOptions, onTimeout: (timeoutMs: number) => void) {
     this.#ws = ws;
@@ -78,30 +80,19 @@ export class Heartbeat {
     this.#isAlive = true;
   };
 
-  /** Bytes our socket has handed to the kernel (written, less what is still buffered in user space). */
-  #dispatched(): number {
-    return this.#socket.bytesWritten - this.#socket.writableLength;
-  }
-
   readonly #ping = (): void => {
     if (this.#ws.readyState !== this.#ws.OPEN) return;
-    if (this.#deadline !== undefined) {
-      // A verdict on an earlier ping is pending (a timeout longer than the interval): ping all the
-      // same, so that a peer whose own pings wait behind a large message still hears from us every
-      // interval, but the bytes of this ping are no sign of the peer's life.
-      const before = this.#dispatched();
-      this.#ws.ping();
-      this.#dispatchedAtPing += this.#dispatched() - before;
-      return;
-    }
-    this.#isAlive = false;
     this.#ws.ping();
-    this.#dispatchedAtPing = this.#dispatched();
+    // A verdict on an earlier ping is pending (a timeout longer than the interval): this ping only
+    // lets a peer whose own pings wait behind a large message hear from us every interval.
+    if (this.#deadline !== undefined) return;
+    this.#isAlive = false;
     this.#deadline = setTimeout(this.#check, this.#timeoutMs).unref();
   };
 
   readonly #check = (): void => {
-    if (this.#interval === undefined || this.#isAliveSincePing()) return void (this.#deadline = undefined);
+    // Alive, or not judged: the peer's answer may be waiting in a socket this side does not read.
+    if (this.#interval === undefined || this.#isAlive || this.#socket.isPaused()) return void (this.#deadline = undefined);
     // Not yet a verdict: after a stall of this process (a long task, a GC pause, a descheduled
     // process) the timers run before the I/O phase reads what arrived meanwhile. An immediate runs
     // after that phase, so a pong already waiting in the socket counts.
@@ -110,12 +101,8 @@ export class Heartbeat {
 
   readonly #conclude = (): void => {
     this.#deadline = undefined;
-    if (this.#interval === undefined || this.#isAliveSincePing()) return;
+    if (this.#interval === undefined || this.#isAlive || this.#socket.isPaused()) return;
     this.stop();
     this.#onTimeout(this.#timeoutMs);
   };
-
-  #isAliveSincePing(): boolean {
-    return this.#isAlive || this.#dispatched() > this.#dispatchedAtPing;
-  }
 }

@@ -229,6 +229,8 @@ export class HttpClientStream extends Duplex {
     const { response, body } = await this.#retrying(() => this.#fetch('POST', headers, line));
     const status = response.statusCode ?? 0;
     if (status >= 200 && status < 300) return;
+    // The server no longer holds a resumable connection (its grace ended, it restarted): a refused resume.
+    if (status === 404 && this.#isResumable) throw new ResumeFailedError('refused', body);
     if (!CONNECTION_FAILURES.has(status) && isRequest(message)) {
       // Only this request failed: answer it here, the connection goes on.
       const error = { code: -32603, message: `HTTP POST failed: ${status}`, data: { status, body } };
@@ -519,8 +521,9 @@ export interface ConnectHttpOptions extends Omit<RemoteConnectionOptions, 'heart
    * Resumes by itself, if the server advertised `transport.resumable` in its `initialize` answer:
    * a dropped event stream is opened again with `Last-Event-ID`, a POST that failed on the network
    * is sent again (stamped `Acp-Client-Seq`, so the server applies it once), each after a jittered
-   * exponential backoff, up to `attempts` times; a 409 or the last failed attempt closes the
-   * connection with a `ResumeFailedError`. Once resumable, the server ending the connection's
+   * exponential backoff, up to `attempts` times; a 409, a POST answered 404 (the server no longer
+   * holds the connection) or the last failed attempt closes the connection with a
+   * `ResumeFailedError`. Once resumable, the server ending the connection's
    * event stream (a drain, a shutdown, its agent ending) closes the connection with a
    * `ServerGoingAwayError`, after every message received before. `true`: the defaults. Default off.
    */

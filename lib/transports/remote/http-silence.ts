@@ -1,13 +1,17 @@
 /**
- * How a resumable Streamable HTTP client notices a silent network: requests whose sockets move no
- * byte for a while are given up, so that they are resumed.
+ * How a resumable Streamable HTTP client notices a silent network: requests that hear nothing
+ * from the server for a while are given up, so that they are resumed.
  *
  * @packageDocumentation
  */
 
-/** What the watch reads of a request: its socket (once it has one), and how to give it up. */
+/**
+ * What the watch reads of a request: its socket (once it has one), whether the request has been
+ * handed to the system entirely (`writableFinished`), and how to give it up.
+ */
 export interface WatchedRequest {
   readonly socket: { readonly bytesRead: number; readonly bytesWritten: number; readonly writableLength: number } | null;
+  readonly writableFinished: boolean;
   destroy(error: Error): void;
 }
 
@@ -15,16 +19,19 @@ export interface WatchedRequest {
 const LOOKS_PER_SILENCE = 4;
 
 /**
- * Gives up each request whose socket has read nothing and handed nothing more to the system to
- * send for `silenceMs` (a silent network): one interval timer for all of a connection's requests, instead of a socket timeout on
+ * Gives up each request that has heard nothing from the server for `silenceMs` (a silent
+ * network): one interval timer for all of a connection's requests, instead of a socket timeout on
  * each (whose arming and re-arming on every read and write cost more than the request's own work
  * on small messages).
  *
- * @remarks Looks at the requests every quarter of `silenceMs`, so a silent request is given up
- * after `silenceMs` to 1.25 × `silenceMs` without a byte. A request counts only once it has a
- * socket, and only for that socket's bytes from when the watch first saw them. The timer is
- * unreferenced (it never keeps a process alive) and runs from {@link SilenceWatch.start} to
- * {@link SilenceWatch.stop}.
+ * @remarks A request is alive while its socket reads bytes from the server; while the request
+ * itself is still being sent (a large body), also while the system takes more of it. Once sent
+ * (an event stream's `GET` at once), only the server's bytes count: our own writes reaching the
+ * kernel prove nothing about the server. Looks at the requests every quarter of `silenceMs`, so a
+ * silent request is given up after `silenceMs` to 1.25 × `silenceMs` without a byte. A request
+ * counts only once it has a socket, and only for that socket's bytes from when the watch first saw
+ * them. The timer is unreferenced (it never keeps a process alive) and runs from
+ * {@link SilenceWatch.start} to {@link SilenceWatch.stop}.
  * @internal
  */
 export class SilenceWatch {
@@ -55,8 +62,8 @@ export class SilenceWatch {
     for (const request of this.#requests) {
       const socket = request.socket;
       if (socket === null) continue;
-      // Bytes still queued in the socket count once they go to the system (as a socket timeout's writes do).
-      const bytes = socket.bytesRead + socket.bytesWritten - socket.writableLength;
+      // While the request is being sent, its bytes count once they leave the socket's own queue.
+      const bytes = request.writableFinished ? socket.bytesRead : socket.bytesRead + socket.bytesWritten - socket.writableLength;
       const seen = this.#seen.get(request);
       if (seen === undefined || seen.bytes !== bytes) {
         this.#seen.set(request, { bytes, looks: 0 });

@@ -65,9 +65,9 @@ export interface ReconnectOptions {
   /** The longest delay between attempts, in ms. Default 5,000. */
   maxDelayMs?: number;
   /**
-   * Streamable HTTP only: a request whose socket reads nothing and sends nothing more for this
-   * long is given up as dropped (a silent network) and resumed; the server sends an event stream a
-   * keep-alive every 15 s. One timer per connection looks every quarter of it, so a silent request
+   * Streamable HTTP only: a request that hears nothing from the server for this long (its own
+   * bytes count only while it is being sent) is given up as dropped (a silent network) and
+   * resumed; the server sends an event stream a keep-alive every 15 s. One timer per connection looks every quarter of it, so a silent request
    * is given up after 1 to 1.25 times this. Milliseconds; `0` never. Default 75,000 (five
    * keep-alives). Applies once the server advertised resumption (never to the `initialize` POST).
    */
