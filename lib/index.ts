@@ -38,8 +38,8 @@ export type { ContentBlock, Implementation, SessionUpdate, SessionUpdateOf, Sess
 export type * as AcpV1 from './acp/schema/v1';
 export type * as AcpV2 from './acp/schema/v2';
 export { AcpClient } from './acp/client';
+export type { AcpClientOptions } from './acp/client';
 export type {
-  AcpClientOptions,
   AgentInitialization,
   ClientInitializeParams,
   ListSessionsParams,
@@ -49,7 +49,7 @@ export type {
   SetConfigOptionParams,
   SessionUpdateHandler,
   SessionUpdateOptions,
-} from './acp/client';
+} from './acp/client-params';
 export { SessionLostError } from './acp/session-reattach';
 export type { ReattachOptions, ReattachedEvent } from './acp/session-reattach';
 export { PromptTurn } from './acp/turn';
@@ -73,7 +73,7 @@ export type {
   AgentModeRequest,
   AgentToolCallRequest,
   AgentTerminalRequest,
-} from './acp/agent';
+} from './acp/agent-options';
 export { MemorySessionStore } from './acp/session-store';
 export type {
   MemorySessionStoreOptions,

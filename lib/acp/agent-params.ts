@@ -5,7 +5,7 @@
  */
 import { RpcError } from '../jsonrpc/errors';
 import type { JsonObject } from '../jsonrpc/message';
-import type { AgentInitializeRequest } from './agent';
+import type { AgentInitializeRequest } from './agent-options';
 import type { AcpVersion } from './negotiation';
 import type * as V1 from './schema/v1';
 import type * as V2 from './schema/v2';

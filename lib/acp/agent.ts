@@ -34,25 +34,6 @@ import { StoreWriter } from './session-history';
 import { MemorySessionStore } from './session-store';
 import type { ContentBlock } from './types';
 
-export type {
-  AcpAgentOptions,
-  AgentAttachSessionRequest,
-  AgentContext,
-  AgentHandler,
-  AgentInitializeAnswer,
-  AgentInitializeRequest,
-  AgentNewSessionAnswer,
-  AgentNewSessionRequest,
-  AgentPromptRequest,
-  AgentSessionRequest,
-  AgentSessionlessRequest,
-  AgentAuthenticateRequest,
-  AgentConfigOptionRequest,
-  AgentModeRequest,
-  AgentToolCallRequest,
-  AgentTerminalRequest,
-} from './agent-options';
-
 /**
  * The agent side of an ACP connection, from one set of handlers for ACP v1 and v2: `initialize`
  * with version negotiation, the whole session lifecycle (`session/new`, `list`, `resume`, `close`,

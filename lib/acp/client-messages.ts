@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 import type { JsonObject, JsonValue } from '../jsonrpc/message';
-import type { AgentInitialization } from './client';
+import type { AgentInitialization } from './client-params';
 import type { AcpVersion } from './negotiation';
 import type * as V1 from './schema/v1';
 import type * as V2 from './schema/v2';

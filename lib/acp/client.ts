@@ -55,18 +55,6 @@ import type {
 } from './client-params';
 import type { Implementation } from './types';
 
-export type {
-  AgentInitialization,
-  ClientInitializeParams,
-  ListSessionsParams,
-  NewSessionParams,
-  PromptParams,
-  ResumeSessionParams,
-  SessionUpdateHandler,
-  SessionUpdateOptions,
-  SetConfigOptionParams,
-} from './client-params';
-
 /** Options of an {@link AcpClient}. */
 export interface AcpClientOptions {
   /** The client's name and version, sent in `initialize`. Default `{name: "acp-wire-client", version: "unspecified"}`. */

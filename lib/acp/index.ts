@@ -39,8 +39,8 @@ export type { ContentBlock, Implementation, SessionUpdate, SessionUpdateOf, Sess
 export type * as AcpV1 from './schema/v1';
 export type * as AcpV2 from './schema/v2';
 export { AcpClient } from './client';
+export type { AcpClientOptions } from './client';
 export type {
-  AcpClientOptions,
   AgentInitialization,
   ClientInitializeParams,
   ListSessionsParams,
@@ -50,7 +50,7 @@ export type {
   SetConfigOptionParams,
   SessionUpdateHandler,
   SessionUpdateOptions,
-} from './client';
+} from './client-params';
 export { SessionLostError } from './session-reattach';
 export type { ReattachOptions, ReattachedEvent } from './session-reattach';
 export { PromptTurn } from './turn';
@@ -74,7 +74,7 @@ export type {
   AgentModeRequest,
   AgentToolCallRequest,
   AgentTerminalRequest,
-} from './agent';
+} from './agent-options';
 export { MemorySessionStore } from './session-store';
 export type {
   MemorySessionStoreOptions,

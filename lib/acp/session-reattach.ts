@@ -8,7 +8,7 @@
 import type { Connection } from '../connection/connection';
 import { AcpWireError } from '../jsonrpc/errors';
 import type { JsonObject } from '../jsonrpc/message';
-import type { AgentInitialization } from './client';
+import type { AgentInitialization } from './client-params';
 import { SESSION_LOAD_METHOD, SESSION_RESUME_METHOD } from './methods';
 
 /**

@@ -31,9 +31,8 @@ function cancelRows(start: () => SpawnedProcess): void {
   });
   afterEach(() => target.stop());
 
-  const isIdle = (m: Message): boolean => m.method === 'session/update' && m.params?.update?.state === 'idle';
-
-  it('ACP-CANCEL-201/207: a plain text prompt asking for "at least 2000 words" streams until session/cancel, then ends idle "cancelled"', async () => {
+  /** Sends the TCK's cancel prompt and resolves once the agent has written a few of its words. */
+  async function startLongTurn(): Promise<void> {
     target.send({
       jsonrpc: '2.0',
       id: 'p',
@@ -41,6 +40,12 @@ function cancelRows(start: () => SpawnedProcess): void {
       params: { sessionId, prompt: [{ type: 'text', text: TCK_CANCEL_PROMPT }] },
     });
     await target.stdout.find((_, line) => line.includes('" word3"'));
+  }
+
+  const isIdle = (m: Message): boolean => m.method === 'session/update' && m.params?.update?.state === 'idle';
+
+  it('ACP-CANCEL-201/207: a plain text prompt asking for "at least 2000 words" streams until session/cancel, then ends idle "cancelled"', async () => {
+    await startLongTurn();
     target.send({ jsonrpc: '2.0', method: 'session/cancel', params: { sessionId } });
     const lines = (await target.stdout.takeUntil((m) => isIdle(m as Message))).map((line) => JSON.parse(line) as Message);
     expect(lines.pop()!.params!.update).to.deep.equal({ sessionUpdate: 'state_update', state: 'idle', stopReason: 'cancelled' });
@@ -49,13 +54,7 @@ function cancelRows(start: () => SpawnedProcess): void {
   });
 
   it('ACP-CANCEL-208 / ACP-CLOSE-202: session/close during that turn sends its idle "cancelled" before the close is answered', async () => {
-    target.send({
-      jsonrpc: '2.0',
-      id: 'p',
-      method: 'session/prompt',
-      params: { sessionId, prompt: [{ type: 'text', text: TCK_CANCEL_PROMPT }] },
-    });
-    await target.stdout.find((_, line) => line.includes('" word3"'));
+    await startLongTurn();
     target.send({ jsonrpc: '2.0', id: 'close', method: 'session/close', params: { sessionId } });
     const lines = (await target.stdout.takeUntil((m) => m.id === 'close')).map((line) => JSON.parse(line) as Message);
     const [idle, answer] = lines.slice(-2);
