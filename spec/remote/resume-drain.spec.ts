@@ -39,13 +39,14 @@ function urlOf(listener: RemoteListener, transport: ResumeTransport): string {
 
 /** An ACP v2 agent that answers turns with `done` and refuses or ignores re-attachment. */
 /**
- * An agent on the other host: one that offers no way to re-attach (ACP v1 without `loadSession`:
- * an `AcpAgent` in v2 always serves `session/resume`), or one that refuses every session.
+ * An agent on the other host: one that offers no way to re-attach (ACP v1 listing no `loadSession`
+ * nor `sessionCapabilities.resume`: an `AcpAgent` in v2 always serves `session/resume`), or one
+ * that refuses every session.
  */
 function plainAgent(connection: Connection, attach: 'unsupported' | 'unknown session'): void {
   new AcpAgent(connection, {
     info: { name: 'plain', version: '1' },
-    ...(attach === 'unsupported' ? { protocolVersions: [1] as const } : {}),
+    ...(attach === 'unsupported' ? { protocolVersions: [1] as const, initialize: () => ({ capabilities: {} }) } : {}),
     prompt: (turn) => void turn.sendText('done'),
     attachSession: ({ sessionId }) => {
       throw new RpcError(ErrorCode.ResourceNotFound, 'Resource not found', { sessionId });
