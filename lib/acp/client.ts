@@ -66,7 +66,7 @@ export interface AcpClientOptions {
   /**
    * Re-attaches the client's sessions on a new connection when the transport could not resume
    * its connection (`ResumeFailedError`) or the server went away (`ServerGoingAwayError`, a
-   * drain): see {@link AcpClient} and docs/remote.md. Default off.
+   * drain): see {@link AcpClient} and docs/resume.md. Default off.
    */
   reattach?: ReattachOptions;
 }
