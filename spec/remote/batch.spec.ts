@@ -9,7 +9,7 @@ import { serveConformanceAgent } from '../../examples/conformance-agent';
 import { connectRawWebSocket, expectTcpHandles, tcpHandles } from './remote-helpers';
 
 const BATCH = [
-  { jsonrpc: '2.0', id: 2, method: 'session/list', params: {} },
+  { jsonrpc: '2.0', id: 2, method: '_test/echo', params: { b: 2 } },
   { jsonrpc: '2.0', id: 3, method: '_test/echo', params: { a: 1 } },
 ];
 
@@ -37,7 +37,7 @@ describe('batches over WebSocket (ACP v2)', () => {
   it('answers a batch with one array over a plain WebSocket', async () => {
     const [array, after] = await exchange(false);
     expect(array).to.deep.equal([
-      { jsonrpc: '2.0', id: 2, result: { sessions: [] } },
+      { jsonrpc: '2.0', id: 2, result: { b: 2 } },
       { jsonrpc: '2.0', id: 3, result: { a: 1 } },
     ]);
     expect(after).to.deep.equal({ jsonrpc: '2.0', id: 4, result: { after: true } });
