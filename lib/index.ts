@@ -105,6 +105,8 @@ export { CHECK_GROUPS } from './check/outcome';
 export type { CheckGroup, CheckOutcome, CheckReport, CheckResult, CheckStatus } from './check/outcome';
 export { checkAgent } from './check/run';
 export type { CheckOptions } from './check/run';
+export { AgentUnusableError } from './check/preflight';
+export type { AgentUnusableReason } from './check/preflight';
 export { formatCheckReport } from './check/format';
 export {
   BAGGAGE_META_KEY,

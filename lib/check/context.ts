@@ -31,6 +31,8 @@ export interface CheckSettings {
   readonly quietMs: number;
   /** Whether the agent can run turns (false: the turn checks are `n/a`). */
   readonly canRunTurns: boolean;
+  /** How long the whole run may take, the ending of its processes included. */
+  readonly deadlineMs: number;
   /** Lets the turns a fake model holds open go on (with `--model-stub`): the agent writes again. */
   readonly finishHeldTurns?: () => void;
 }
@@ -66,7 +68,7 @@ export class CheckContext {
   readonly #clock: () => number;
   readonly #tap: WireTap | undefined;
   #nextId = 0;
-  #shared: { group: CheckGroup; agent: Promise<AgentProcess> } | undefined;
+  #shared: { group: CheckGroup; process: AgentProcess; ready: Promise<AgentProcess> } | undefined;
   #own: AgentProcess[] = [];
   #kept: AgentProcess[] = [];
   #group: CheckGroup = 'framing';
@@ -92,19 +94,26 @@ export class CheckContext {
 
   /**
    * The current group's agent, initialized with an offer of {@link CheckContext.offer} (started on
-   * first use, and again after one that died).
+   * first use, and again after one that died or failed to initialize: that one is ended with the group).
    *
    * @throws CheckFailure when `initialize` is not answered with a result
    */
   async agent(): Promise<AgentProcess> {
     if (this.#shared) {
-      const agent = await this.#shared.agent.catch(() => undefined);
+      const agent = await this.#shared.ready.catch(() => undefined);
       if (agent && !agent.isOutputEnded) return agent;
+      this.#kept.push(this.#shared.process);
       this.#shared = undefined;
     }
-    const agent = this.#initialized(this.#start());
-    this.#shared = { group: this.#group, agent };
-    return agent;
+    const process = this.#start();
+    const ready = this.#initialized(process);
+    this.#shared = { group: this.#group, process, ready };
+    return ready;
+  }
+
+  /** The group's shared agent process, initialized or not (undefined before the first {@link CheckContext.agent}). */
+  get sharedProcess(): AgentProcess | undefined {
+    return this.#shared?.process;
   }
 
   /** Starts an agent for the current check only (not initialized); it is ended when the check ends. */
@@ -127,14 +136,21 @@ export class CheckContext {
     await Promise.all(own.map((agent) => agent.close(this.#closeTimeoutMs)));
   }
 
-  /** Ends the group's agents: the shared one, and those kept for the group. */
+  /** Ends the group's agents: the shared one (whether its `initialize` succeeded or not), and those kept for the group. */
   async closeShared(): Promise<void> {
-    const shared = this.#shared;
+    const shared = this.#shared?.process;
     const kept = this.#kept;
     this.#shared = undefined;
     this.#kept = [];
-    const agent = await shared?.agent.catch(() => undefined);
-    await Promise.all([...kept, ...(agent ? [agent] : [])].map((each) => each.close(this.#closeTimeoutMs)));
+    await Promise.all([...kept, ...(shared ? [shared] : [])].map((each) => each.close(this.#closeTimeoutMs)));
+  }
+
+  /** Ends every process the run started that may still run (each one's whole process group). */
+  async closeAll(): Promise<void> {
+    this.#shared = undefined;
+    this.#own = [];
+    this.#kept = [];
+    await Promise.all(this.processes.map((each) => each.close(this.#closeTimeoutMs)));
   }
 
   /**
@@ -154,6 +170,7 @@ export class CheckContext {
   async expectAnswer(agent: AgentProcess, method: string, params?: JsonValue): Promise<WireLine> {
     const line = await agent.call(method, params, this.settings.timeoutMs);
     if (line) return line;
+    await this.settle(agent);
     throw new CheckFailure(fail(`no answer to ${method}${this.#within(agent)}${stateOf(agent)}`));
   }
 
@@ -179,6 +196,18 @@ export class CheckContext {
   /** Throws `n/a` unless the agent can run turns. */
   requireTurns(): void {
     if (!this.settings.canRunTurns) throw new CheckFailure(notApplicable('turns are not run (--no-turns)'));
+  }
+
+  /**
+   * Once an agent's stdout has ended, waits (up to `exitTimeoutMs`) for its exit to be known, so
+   * that a message can say how it ended; resolves at once while its stdout is open.
+   */
+  async settle(agent: AgentProcess): Promise<void> {
+    if (!agent.isOutputEnded || agent.exit) return;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.settings.exitTimeoutMs)));
+    await Promise.race([agent.exited, bound]);
+    clearTimeout(timer);
   }
 
   /** Resolves after `ms` (a bounded pause of a check: silence that proves something). */

@@ -20,6 +20,7 @@ export function formatCheckReport(report: CheckReport): string {
       if (result.status !== 'pass' && result.message !== undefined) out.push(`${' '.repeat(width + 10)}${result.message}`);
     }
   }
+  if (!report.isComplete) out.push('', `not run: ${report.notRun.join(', ')}`);
   const { pass, fail } = report.counts;
   out.push('', `${report.results.length} checks: ${pass} pass, ${fail} fail, ${report.counts['n/a']} n/a`);
   return `${out.join('\n')}\n`;

@@ -42,7 +42,11 @@ export interface CheckReport {
   readonly results: readonly CheckResult[];
   /** How many checks passed, failed, and did not apply. */
   readonly counts: Readonly<Record<CheckStatus, number>>;
-  /** Whether no check failed (the exit code of `acp-wire check` is 0 exactly then). */
+  /** Whether every check selected ran: false when the run's deadline passed first. */
+  readonly isComplete: boolean;
+  /** The checks that did not run (the one under way at the deadline, and those after it). */
+  readonly notRun: readonly string[];
+  /** Whether the run is complete and no check failed (the exit code of `acp-wire check` is 0 exactly then). */
   readonly isOk: boolean;
 }
 

@@ -9,17 +9,13 @@ import { TraceFileWriter } from '../trace/file';
 import { type ModelStub, STUBBED_AGENTS, startModelStub, stubbedAgentOf } from './model-stub';
 import { CHECKS } from './battery';
 import { type CheckSettings, CheckContext } from './context';
-import {
-  type Check,
-  CHECK_GROUPS,
-  CheckFailure,
-  type CheckOutcome,
-  type CheckReport,
-  type CheckResult,
-  type CheckStatus,
-  fail,
-} from './outcome';
+import type { Check, CheckReport, CheckResult } from './outcome';
+import { buildReport } from './report';
+import { runChecks } from './runner';
 import { traceTap } from './wire-tap';
+
+/** The default of {@link CheckOptions.deadlineMs}. */
+export const DEFAULT_DEADLINE_MS = 300_000;
 
 /** Options of {@link checkAgent}. */
 export interface CheckOptions {
@@ -37,6 +33,12 @@ export interface CheckOptions {
   exitTimeoutMs?: number;
   /** How long silence must last to show that no answer comes (to a notification). Default 300 ms. */
   quietMs?: number;
+  /**
+   * How long the whole run may take, the ending of its processes included. When it passes, the
+   * check under way is abandoned and the report is incomplete (`isComplete` false, `notRun`).
+   * Default 300000 ms (five minutes).
+   */
+  deadlineMs?: number;
   /** Whether to run turns (`session/prompt`); false makes the turn checks `n/a`. Default true. */
   turns?: boolean;
   /** Run only these checks: ids (`json-rpc.id-echo`) or groups (`framing`). Default: all. */
@@ -76,6 +78,7 @@ function settingsOf(argv: readonly string[], options: CheckOptions): CheckSettin
     exitTimeoutMs: positive('exitTimeoutMs', options.exitTimeoutMs, 3000),
     quietMs: positive('quietMs', options.quietMs, 300),
     canRunTurns: options.turns ?? true,
+    deadlineMs: positive('deadlineMs', options.deadlineMs, DEFAULT_DEADLINE_MS),
   };
 }
 
@@ -89,57 +92,6 @@ export function selectChecks(only: readonly string[] | undefined): Check[] {
   return CHECKS.filter((check) => only.includes(check.id) || only.includes(check.group));
 }
 
-/** The longest a check may take: its waits are bounded, this bounds their sum. */
-function budgetOf(settings: CheckSettings): number {
-  return 3 * settings.timeoutMs + 3 * settings.cancelTimeoutMs + 3 * settings.exitTimeoutMs + 2 * settings.quietMs;
-}
-
-/** A promise that rejects with the reason of `signal` once it aborts (never, without one), and how to stop listening. */
-function abortion(signal: AbortSignal | undefined): { promise: Promise<never>; release: () => void } {
-  if (!signal) return { promise: new Promise<never>(() => {}), release: () => {} };
-  let onAbort = (): void => {};
-  const promise = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  return { promise, release: () => signal.removeEventListener('abort', onAbort) };
-}
-
-async function runOne(check: Check, context: CheckContext, signal: AbortSignal | undefined): Promise<CheckResult> {
-  signal?.throwIfAborted();
-  const start = performance.now();
-  let timer: NodeJS.Timeout | undefined;
-  const budget = budgetOf(context.settings);
-  const overtime = new Promise<CheckOutcome>((resolve) => {
-    timer = setTimeout(() => resolve(fail(`the check did not finish within ${budget} ms`)), budget);
-  });
-  const aborted = abortion(signal);
-  const running = check.run(context);
-  // A check abandoned (overtime, abort) may still reject later, once its agents are gone.
-  running.catch(() => {});
-  let outcome: CheckOutcome;
-  try {
-    outcome = await Promise.race([running, overtime, aborted.promise]);
-  } catch (error) {
-    if (signal?.aborted) throw error;
-    outcome = error instanceof CheckFailure ? error.outcome : fail(`the check itself failed: ${String((error as Error)?.stack ?? error)}`);
-  } finally {
-    clearTimeout(timer);
-    aborted.release();
-    await context.closeOwn();
-  }
-  return { id: check.id, group: check.group, title: check.title, ...outcome, durationMs: Math.round(performance.now() - start) };
-}
-
-function reportOf(command: string, results: CheckResult[]): CheckReport {
-  const order = (result: CheckResult): number =>
-    CHECK_GROUPS.indexOf(result.group) * 1000 + CHECKS.findIndex((check) => check.id === result.id);
-  const sorted = [...results].sort((a, b) => order(a) - order(b));
-  const counts: Record<CheckStatus, number> = { pass: 0, fail: 0, 'n/a': 0 };
-  for (const result of sorted) counts[result.status]++;
-  return { command, results: sorted, counts, isOk: counts.fail === 0 };
-}
-
 /**
  * Starts the agent `command` (as many times as the checks need), plays the client side of the
  * battery of checks against it, and resolves with the report: one result per check, `pass`,
@@ -148,12 +100,16 @@ function reportOf(command: string, results: CheckResult[]): CheckReport {
  * @remarks
  * Checks talk to the agent's stdio line by line, byte for byte (no `Connection` in between, which
  * would hide what they look for), each bounded in time. Every process started is ended, its whole
- * process group, before this resolves. A failing check does not reject: it is a `fail` line.
- * The battery and what each check proves are listed in docs/check.md.
+ * process group, before this settles. A failing check does not reject: it is a `fail` line.
+ * The agent is started and initialized once before any check: when that fails, no check runs.
+ * The whole run is bounded by `deadlineMs`. The battery and what each check proves are listed in
+ * docs/check.md.
  * @param command - a command line (split as a POSIX shell would, without running one) or its words
  * @throws CommandLineError for a command line that cannot be split
  * @throws RangeError for an invalid option or an unknown name in `only`; rejects with the reason of
  * `signal` once it aborts (after ending what it started)
+ * @throws AgentUnusableError when the agent cannot be started or initialized (it does not start,
+ * exits, does not answer `initialize` within `timeoutMs`, or answers it with an error)
  * @example
  * ```ts
  * const report = await checkAgent('node dist/examples/conformance-agent.js');
@@ -173,9 +129,7 @@ export async function checkAgent(command: string | readonly string[], options: C
   }
   const stub = options.modelStub && stubbed ? await startModelStub(stubbed, options.env) : undefined;
   try {
-    const settings = { ...settingsOf(argv, withStub(options, stub)), finishHeldTurns: stub && (() => stub.server.finishHeldTurns()) };
-    const results = await runChecks(checks, settings, options);
-    return reportOf(typeof command === 'string' ? command : argv.join(' '), results);
+    return await run(argv, typeof command === 'string' ? command : argv.join(' '), checks, options, stub);
   } finally {
     await stub?.close();
   }
@@ -185,28 +139,24 @@ function withStub(options: CheckOptions, stub: ModelStub | undefined): CheckOpti
   return stub ? { ...options, env: stub.env, sessionCwd: options.sessionCwd ?? stub.home } : options;
 }
 
-async function runChecks(checks: readonly Check[], settings: CheckSettings, options: CheckOptions): Promise<CheckResult[]> {
+async function run(
+  argv: readonly string[],
+  command: string,
+  checks: readonly Check[],
+  options: CheckOptions,
+  stub: ModelStub | undefined,
+): Promise<CheckReport> {
+  const settings: CheckSettings = {
+    ...settingsOf(argv, withStub(options, stub)),
+    finishHeldTurns: stub && (() => stub.server.finishHeldTurns()),
+  };
   const trace = options.traceFile === undefined ? undefined : TraceFileWriter.open(options.traceFile);
   const began = performance.now();
   const context = new CheckContext(settings, () => performance.now() - began, trace && traceTap((event) => trace.write(event)));
-  const results: CheckResult[] = [];
-  const record = (result: CheckResult): void => {
-    results.push(result);
-    options.onResult?.(result);
-  };
-  const hurry = (): void => context.hurry();
-  options.signal?.addEventListener('abort', hurry, { once: true });
   try {
-    for (const check of checks.filter((each) => !each.isFinal)) {
-      await context.enterGroup(check.group);
-      record(await runOne(check, context, options.signal));
-    }
-    await context.closeShared();
-    for (const check of checks.filter((each) => each.isFinal)) record(await runOne(check, context, options.signal));
+    const { results, notRun } = await runChecks(checks, context, options.signal, (result) => options.onResult?.(result));
+    return buildReport(command, results, notRun);
   } finally {
-    await context.closeShared();
-    options.signal?.removeEventListener('abort', hurry);
     trace?.close();
   }
-  return results;
 }

@@ -7,7 +7,9 @@
 import { splitCommandLine } from '../chain/command-line';
 import { formatCheckReport } from '../check/format';
 import { STUBBED_AGENTS, stubbedAgentOf } from '../check/model-stub';
-import type { CheckResult } from '../check/outcome';
+import type { CheckReport, CheckResult } from '../check/outcome';
+import { AgentUnusableError } from '../check/preflight';
+import { buildReport } from '../check/report';
 import { type CheckOptions, checkAgent, selectChecks } from '../check/run';
 import { UsageError, parseCommandArguments, parseMilliseconds } from './arguments';
 import { STOP_SIGNALS, type StopSignal } from './shutdown';
@@ -37,10 +39,14 @@ options:
   --timeout MS         how long to wait for an answer or a turn (default 10000)
   --cancel-timeout MS  how long a cancelled turn has to end (default 3000)
   --exit-timeout MS    how long the agent has to exit once its stdin ends (default 3000)
+  --deadline MS        how long the whole run may take, ending its processes included
+                       (default 300000); the checks not run by then are listed
   -h, --help           show this text
 
-exit codes: 0 when no check fails; 1 when one fails; 2 for bad usage; 130 (SIGINT) or 143
-(SIGTERM) when stopped, once every agent it started has been ended.`;
+exit codes: 0 when no check fails; 1 when one fails; 2 for bad usage; 3 when the agent cannot be
+started or initialized (no check runs); 4 when the deadline passed before every check ran; 130
+(SIGINT) or 143 (SIGTERM) when stopped, after printing the results so far. Every process it
+started has been ended by then.`;
 
 const OPTIONS = {
   json: { type: 'boolean' },
@@ -52,6 +58,7 @@ const OPTIONS = {
   timeout: { type: 'string' },
   'cancel-timeout': { type: 'string' },
   'exit-timeout': { type: 'string' },
+  deadline: { type: 'string' },
 } as const;
 
 /** Parsed `check` arguments. */
@@ -96,6 +103,7 @@ function parseCheckArgs(argv: readonly string[]): CheckArgs {
     timeoutMs: milliseconds('--timeout', values.timeout),
     cancelTimeoutMs: milliseconds('--cancel-timeout', values['cancel-timeout']),
     exitTimeoutMs: milliseconds('--exit-timeout', values['exit-timeout']),
+    deadlineMs: milliseconds('--deadline', values.deadline),
   };
   // One word: a command line to split; more (after --): the program and its arguments.
   const command = positionals.length === 1 ? positionals[0]! : positionals;
@@ -111,6 +119,16 @@ function progress(result: CheckResult): void {
   if (process.stderr.isTTY) process.stderr.write(`${result.status.padEnd(4)} ${result.id}\n`);
 }
 
+/** Exit code: the agent could not be started or initialized. */
+const EXIT_AGENT_UNUSABLE = 3;
+/** Exit code: the deadline passed before every check ran. */
+const EXIT_INCOMPLETE = 4;
+
+function exitCodeOf(report: CheckReport): number {
+  if (!report.isComplete) return EXIT_INCOMPLETE;
+  return report.isOk ? 0 : 1;
+}
+
 /** The `check` subcommand. */
 export const check: Subcommand = {
   name: NAME,
@@ -118,6 +136,8 @@ export const check: Subcommand = {
   help: HELP,
   async run(argv) {
     const args = parseCheckArgs(argv);
+    const print = (report: CheckReport): void =>
+      void process.stdout.write(args.isJson ? `${JSON.stringify(report, null, 2)}\n` : formatCheckReport(report));
     const controller = new AbortController();
     let stoppedBy: StopSignal | undefined;
     const stop = (signal: StopSignal): void => {
@@ -127,12 +147,29 @@ export const check: Subcommand = {
     const onInt = (): void => stop('SIGINT');
     const onTerm = (): void => stop('SIGTERM');
     process.on('SIGINT', onInt).on('SIGTERM', onTerm);
+    const results: CheckResult[] = [];
+    const onResult = (result: CheckResult): void => {
+      results.push(result);
+      progress(result);
+    };
     try {
-      const report = await checkAgent(args.command, { ...args.options, onResult: progress, signal: controller.signal });
-      process.stdout.write(args.isJson ? `${JSON.stringify(report, null, 2)}\n` : formatCheckReport(report));
-      return report.isOk ? 0 : 1;
+      const report = await checkAgent(args.command, { ...args.options, onResult, signal: controller.signal });
+      print(report);
+      return exitCodeOf(report);
     } catch (error) {
+      if (error instanceof AgentUnusableError && stoppedBy === undefined) {
+        reportLine(NAME, error.message);
+        return EXIT_AGENT_UNUSABLE;
+      }
       if (stoppedBy === undefined) throw error;
+      const notRun = selectChecks(args.options.only).filter((each) => !results.some((result) => result.id === each.id));
+      print(
+        buildReport(
+          commandText(args.command),
+          results,
+          notRun.map((each) => each.id),
+        ),
+      );
       reportLine(NAME, `stopped by ${stoppedBy}: every agent it started has been ended`);
       return STOP_SIGNALS[stoppedBy];
     } finally {
@@ -140,3 +177,7 @@ export const check: Subcommand = {
     }
   },
 };
+
+function commandText(command: string | string[]): string {
+  return typeof command === 'string' ? command : command.join(' ');
+}

@@ -3,7 +3,7 @@
  * (text or `--json`), exit 0 only when no check fails, usage errors (exit 2, one line).
  */
 import { expect } from 'chai';
-import { spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { CheckReport } from '../../lib/check/outcome';
 import { CHECKS } from '../../lib/check/battery';
 import { CLI, CONFORMANCE_AGENT, ROOT, fixtureArgs, useBuild } from '../helpers/processes';
-import { descendants, processesEnded } from '../helpers/process-table';
+import { descendants, isRunning, processesEnded } from '../helpers/process-table';
 import { commandLine } from '../helpers/real-peers';
 
 interface Run {
@@ -24,6 +24,16 @@ interface Run {
 function check(...args: string[]): Run {
   const result = spawnSync(process.execPath, [CLI, 'check', ...args], { cwd: ROOT, encoding: 'utf8', input: '', timeout: 30_000 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** `acp-wire check …` started, its output collected as it comes. */
+function startCheck(...args: string[]): { child: ChildProcess; stdout: () => string; stderr: () => string } {
+  const child = spawn(process.execPath, [CLI, 'check', ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => void (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
+  return { child, stdout: () => stdout, stderr: () => stderr };
 }
 
 const FAST = ['--timeout', '2000', '--cancel-timeout', '1000', '--exit-timeout', '1500'];
@@ -55,27 +65,95 @@ describe('acp-wire check', function () {
     expect(lines.filter((line) => line.startsWith('  pass  '))).to.have.length(4);
   });
 
-  it('on SIGINT, ends every agent it started and exits 130 with one line', async () => {
+  it('on SIGINT, prints the results so far, ends every agent it started and exits 130 with one line', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'acp-wire-check-'));
-    const trace = join(dir, 'check.jsons');
+    const trace = join(dir, 'check.trace');
     // An agent that does not exit at the end of its stdin: the check waits for it (up to 20 s).
     const agent = [process.execPath, ...fixtureArgs('check/broken-agent', ['--break', 'lifecycle.stdin-end'])];
-    const args = ['check', '--only', 'lifecycle.stdin-end', '--exit-timeout', '20000', '--trace-file', trace, '--', ...agent];
-    const cli = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    cli.stderr.on('data', (chunk: Buffer) => void (stderr += chunk.toString()));
+    const only = ['--only', 'framing.crlf', '--only', 'lifecycle.stdin-end'];
+    const cli = startCheck(...only, '--exit-timeout', '20000', '--trace-file', trace, '--', ...agent);
     try {
       // The turn's answer is in the trace: the agent's stdin has ended, the check is waiting for its exit.
       while (!readTrace(trace).includes('"stopReason":"end_turn"')) await new Promise((resolve) => setTimeout(resolve, 20));
-      const started = descendants(cli.pid!);
+      const started = descendants(cli.child.pid!);
       expect(started).to.not.deep.equal([]);
-      cli.kill('SIGINT');
-      const [code] = (await once(cli, 'exit')) as [number | null];
+      cli.child.kill('SIGINT');
+      const [code] = (await once(cli.child, 'exit')) as [number | null];
       expect(code).to.equal(130);
-      expect(stderr).to.equal('acp-wire check: stopped by SIGINT: every agent it started has been ended\n');
+      expect(cli.stderr()).to.equal('acp-wire check: stopped by SIGINT: every agent it started has been ended\n');
+      expect(cli.stdout())
+        .to.match(/^  pass  framing\.crlf /m)
+        .and.include('\nnot run: lifecycle.stdin-end\n');
       await processesEnded(started);
     } finally {
-      cli.kill('SIGKILL');
+      cli.child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('on SIGTERM while the agent has not answered initialize, ends its whole process group and exits 143', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'acp-wire-check-'));
+    const pidFile = join(dir, 'pids');
+    const agent = [process.execPath, ...fixtureArgs('check/unusable-agent', ['--mode', 'silent', '--pid-file', pidFile])];
+    const cli = startCheck('--timeout', '60000', '--', ...agent);
+    try {
+      while (startedPids(pidFile).length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+      cli.child.kill('SIGTERM');
+      const [code] = (await once(cli.child, 'exit')) as [number | null];
+      expect(code).to.equal(143);
+      expect(startedPids(pidFile).filter(isRunning)).to.deep.equal([]);
+    } finally {
+      cli.child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  describe('an agent it cannot use: one line, exit 3, none of its processes left', () => {
+    let dir: string;
+    beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'acp-wire-check-'))));
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+    const cases: [string, string[], RegExp][] = [
+      ['never answers', ['--mode', 'silent'], /^the agent did not answer initialize within 2000 ms \(--timeout\)$/],
+      [
+        'answers initialize with an error',
+        ['--mode', 'error'],
+        /^the agent answered initialize with an error: \{"jsonrpc":"2\.0","id":1,"error":\{"code":-32603,"message":"Internal error","data":"no API key set"\}\}$/,
+      ],
+      ['answers initialize after --timeout', ['--mode', 'late', '--delay', '3000'], /^the agent did not answer initialize within 2000 ms/],
+      [
+        'exits at once',
+        ['--mode', 'exit'],
+        /^the agent exited \(code 1\) before it answered initialize; stderr: Error: no configuration found in ~\/\.agent$/,
+      ],
+    ];
+    for (const [what, mode, message] of cases) {
+      it(`an agent that ${what}`, () => {
+        const pidFile = join(dir, 'pids');
+        const agent = [process.execPath, ...fixtureArgs('check/unusable-agent', [...mode, '--pid-file', pidFile])];
+        const run = check('--timeout', '2000', '--deadline', '20000', '--', ...agent);
+        expect(run.status, run.stderr).to.equal(3);
+        expect(run.stdout).to.equal('');
+        const lines = run.stderr.trimEnd().split('\n');
+        expect(lines).to.have.length(1);
+        expect(lines[0]).to.match(/^acp-wire check: /);
+        expect(lines[0]!.slice('acp-wire check: '.length)).to.match(message);
+        expect(startedPids(pidFile).filter(isRunning)).to.deep.equal([]);
+      });
+    }
+  });
+
+  it('--deadline: a run that cannot finish in time prints what ran and what did not, exit 4, none of its processes left', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'acp-wire-check-'));
+    try {
+      const pidFile = join(dir, 'pids');
+      // It answers initialize, then nothing: every check would wait --timeout (60 s) for an answer.
+      const agent = [process.execPath, ...fixtureArgs('check/unusable-agent', ['--mode', 'stall', '--pid-file', pidFile])];
+      const run = check('--timeout', '60000', '--deadline', '4000', '--only', 'framing', '--', ...agent);
+      expect(run.status, run.stderr).to.equal(4);
+      expect(run.stdout).to.include('not run: framing.crlf, framing.utf8, framing.malformed-line, framing.json-lines\n');
+      expect(startedPids(pidFile).filter(isRunning)).to.deep.equal([]);
+    } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -99,6 +177,15 @@ describe('acp-wire check', function () {
     });
   }
 });
+
+/** The pids a fixture agent wrote to its pid file (none before it wrote them). */
+function startedPids(path: string): number[] {
+  try {
+    return readFileSync(path, 'utf8').trim().split('\n').map(Number);
+  } catch {
+    return [];
+  }
+}
 
 /** The trace file's text so far ('' before it exists). */
 function readTrace(path: string): string {

@@ -1,0 +1,123 @@
+/**
+ * Runs the selected checks one after another against a {@link CheckContext}: each bounded by its
+ * budget, the whole run by its deadline; stopped at once by an abort; every process the run
+ * started ended before it returns.
+ *
+ * @packageDocumentation
+ */
+import { type CheckContext, type CheckSettings } from './context';
+import { type Check, CheckFailure, type CheckOutcome, type CheckResult, fail } from './outcome';
+import { preflight } from './preflight';
+
+/** What a run gives back: the results of the checks that ran, and those that did not (the deadline passed). */
+export interface RunResults {
+  readonly results: CheckResult[];
+  readonly notRun: string[];
+}
+
+/** How long the ending of the run's processes may take, kept from the deadline for it. */
+export function closeReserveMs(deadlineMs: number): number {
+  return Math.min(2000, Math.floor(deadlineMs / 4));
+}
+
+/** The longest a check may take: its waits are bounded, this bounds their sum. */
+function budgetOf(settings: CheckSettings): number {
+  return 3 * settings.timeoutMs + 3 * settings.cancelTimeoutMs + 3 * settings.exitTimeoutMs + 2 * settings.quietMs;
+}
+
+/** A promise that rejects with the reason of `signal` once it aborts, and how to stop listening. */
+function abortion(signal: AbortSignal): { promise: Promise<never>; release: () => void } {
+  let onAbort = (): void => {};
+  const promise = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  promise.catch(() => {});
+  return { promise, release: () => signal.removeEventListener('abort', onAbort) };
+}
+
+/** Runs `work`, or rejects with the reason of `signal` as soon as it aborts (`work` is then abandoned). */
+async function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  // An abandoned piece of work may still reject later, once its agents are gone.
+  work.catch(() => {});
+  const aborted = abortion(signal);
+  try {
+    return await Promise.race([work, aborted.promise]);
+  } finally {
+    aborted.release();
+  }
+}
+
+async function runOne(check: Check, context: CheckContext, signal: AbortSignal): Promise<CheckResult> {
+  signal.throwIfAborted();
+  const start = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  const budget = budgetOf(context.settings);
+  const overtime = new Promise<CheckOutcome>((resolve) => {
+    timer = setTimeout(() => resolve(fail(`the check did not finish within ${budget} ms`)), budget);
+  });
+  let outcome: CheckOutcome;
+  try {
+    outcome = await unlessAborted(Promise.race([check.run(context), overtime]), signal);
+  } catch (error) {
+    if (signal.aborted) throw error;
+    outcome = error instanceof CheckFailure ? error.outcome : fail(`the check itself failed: ${String((error as Error)?.stack ?? error)}`);
+  } finally {
+    clearTimeout(timer);
+    await context.closeOwn();
+  }
+  return { id: check.id, group: check.group, title: check.title, ...outcome, durationMs: Math.round(performance.now() - start) };
+}
+
+/**
+ * Runs `checks` in order (final checks last, on what the others saw), after a {@link preflight}.
+ *
+ * @remarks When the deadline passes, the check under way is abandoned and it and the rest are
+ * returned in `notRun`. `signal` (the caller's stop) rejects with its reason instead. Either way,
+ * and on any error, every process started is ended before this settles.
+ * @throws AgentUnusableError when the agent cannot be started or initialized
+ */
+export async function runChecks(
+  checks: readonly Check[],
+  context: CheckContext,
+  signal: AbortSignal | undefined,
+  onResult: (result: CheckResult) => void,
+): Promise<RunResults> {
+  const { deadlineMs } = context.settings;
+  const expiry = new AbortController();
+  const deadline = expiry.signal;
+  const timer = setTimeout(
+    () => expiry.abort(new Error(`the run's deadline (${deadlineMs} ms) passed`)),
+    deadlineMs - closeReserveMs(deadlineMs),
+  );
+  const stop = signal ? AbortSignal.any([signal, deadline]) : deadline;
+  const hurry = (): void => context.hurry();
+  stop.addEventListener('abort', hurry, { once: true });
+  const results: CheckResult[] = [];
+  const ordered = [...checks.filter((each) => !each.isFinal), ...checks.filter((each) => each.isFinal)];
+  try {
+    const first = ordered.find((each) => !each.isFinal) ?? ordered[0];
+    if (first) {
+      await context.enterGroup(first.group);
+      await unlessAborted(preflight(context), stop);
+    }
+    for (const check of ordered) {
+      if (check.isFinal) await context.closeShared();
+      else await context.enterGroup(check.group);
+      const result = await runOne(check, context, stop);
+      results.push(result);
+      onResult(result);
+    }
+    return { results, notRun: [] };
+  } catch (error) {
+    if (!deadline.aborted || signal?.aborted) throw error;
+    return { results, notRun: ordered.filter((check) => !results.some((result) => result.id === check.id)).map((check) => check.id) };
+  } finally {
+    clearTimeout(timer);
+    stop.removeEventListener('abort', hurry);
+    // What is left to end did not end with its group: no reason to give it more than a moment.
+    hurry();
+    await context.closeAll();
+  }
+}
