@@ -185,9 +185,8 @@ export class AgentProcess {
     this.#tree.child.stdin!.end();
   }
 
-  /** The client goes away at once: its ends of stdin and stdout are destroyed. */
-  disappear(): void {
-    this.#tree.child.stdin!.destroy();
+  /** The client stops reading: its end of the agent's stdout is closed, so the agent's next write meets a broken pipe. */
+  stopReading(): void {
     this.#tree.child.stdout!.destroy();
   }
 

@@ -8,6 +8,7 @@
 import type { JsonObject, JsonValue } from '../jsonrpc/message';
 import { AgentProcess } from './agent-process';
 import { type CheckGroup, CheckFailure, fail, notApplicable } from './outcome';
+import { RULES } from './rules';
 import { AcpSchema } from './schema';
 import { shortText, type WireLine } from './wire-line';
 import type { WireTap } from './wire-tap';
@@ -42,6 +43,12 @@ export const UNKNOWN_METHOD = 'acp-wire/check-unknown-method';
 
 /** How long a stopped run's agents have to exit at their stdin's end before SIGTERM (and then SIGKILL). */
 const HURRIED_CLOSE_MS = 200;
+
+/**
+ * How long an agent the checks are done with has to exit at its stdin's end before SIGTERM: how it
+ * exits is the lifecycle checks' business, which wait `exitTimeoutMs` themselves.
+ */
+const DONE_CLOSE_MS = 500;
 
 /** The client's name in `initialize`. */
 const CLIENT_INFO: JsonObject = { name: 'acp-wire-check', version: '1' };
@@ -78,7 +85,7 @@ export class CheckContext {
     this.settings = settings;
     this.#clock = clock;
     this.#tap = tap;
-    this.#closeTimeoutMs = settings.exitTimeoutMs;
+    this.#closeTimeoutMs = Math.min(settings.exitTimeoutMs, DONE_CLOSE_MS);
   }
 
   /** The run is stopped: agents still running get SIGTERM at once when they are closed, not after `exitTimeoutMs`. */
@@ -171,7 +178,7 @@ export class CheckContext {
     const line = await agent.call(method, params, this.settings.timeoutMs);
     if (line) return line;
     await this.settle(agent);
-    throw new CheckFailure(fail(`no answer to ${method}${this.#within(agent)}${stateOf(agent)}`));
+    throw new CheckFailure(fail(`no answer to ${method}${this.#within(agent)}${stateOf(agent)}`, RULES.alwaysAnswered));
   }
 
   /**
@@ -183,7 +190,10 @@ export class CheckContext {
     const line = await agent.call(UNKNOWN_METHOD, undefined, this.settings.timeoutMs);
     if (!line)
       throw new CheckFailure(
-        fail(`stopped serving after ${after}: no answer to a request within ${this.settings.timeoutMs} ms${stateOf(agent)}`),
+        fail(
+          `stopped serving after ${after}: no answer to a request within ${this.settings.timeoutMs} ms${stateOf(agent)}`,
+          RULES.alwaysAnswered,
+        ),
       );
   }
 

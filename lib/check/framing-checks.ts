@@ -6,6 +6,7 @@
  */
 import { ErrorCode } from '../jsonrpc/errors';
 import { stateOf, UNKNOWN_METHOD } from './context';
+import { RULES } from './rules';
 import { type Check, fail, pass } from './outcome';
 import { errorCodeOf, shortText, type WireLine } from './wire-line';
 
@@ -16,6 +17,7 @@ const crlf: Check = {
   id: 'framing.crlf',
   group: 'framing',
   title: 'a line ended by CRLF is read as the line',
+  rule: RULES.crlfIsWhitespace,
   async run(context) {
     const agent = await context.agent();
     const sent = agent.request(UNKNOWN_METHOD, { text: 'line ended by \\r\\n' }, undefined, '\r\n');
@@ -31,6 +33,7 @@ const utf8: Check = {
   id: 'framing.utf8',
   group: 'framing',
   title: 'UTF-8 in (a character split across writes) and out (the id echoed)',
+  rule: RULES.utf8,
   async run(context) {
     const agent = await context.agent();
     const text = `{"jsonrpc":"2.0","id":${JSON.stringify(UTF8_ID)},"method":"${UNKNOWN_METHOD}","params":{"text":"${UTF8_ID}"}}\n`;
@@ -54,6 +57,7 @@ const malformedLine: Check = {
   id: 'framing.malformed-line',
   group: 'framing',
   title: 'a malformed line is answered -32700 (id null) and the agent still serves',
+  rule: RULES.parseErrorAnswered,
   async run(context) {
     const agent = await context.agent();
     const before = agent.strays.length;
@@ -70,7 +74,10 @@ const malformedLine: Check = {
       return fail('a malformed line got no answer (a request sent after it did); it still serves');
     }
     if (answer.message?.id !== null)
-      return fail(`the -32700 answer has no id (JSON-RPC: "id": null): ${shortText(answer.text)}; it still serves`);
+      return fail(
+        `the -32700 answer has no id (JSON-RPC: "id": null): ${shortText(answer.text)}; it still serves`,
+        RULES.nullIdOnParseError,
+      );
     return pass();
   },
 };
@@ -79,6 +86,7 @@ const jsonLines: Check = {
   id: 'framing.json-lines',
   group: 'framing',
   title: 'stdout holds only JSON objects, one per line, in UTF-8 (no banner, no log)',
+  rule: RULES.stdoutOnlyMessages,
   isFinal: true,
   async run(context) {
     const lines = context.processes.flatMap((agent) => agent.lines);

@@ -6,6 +6,7 @@
  */
 import { isJsonObject, type JsonObject } from '../jsonrpc/message';
 import type { CheckContext } from './context';
+import { RULES } from './rules';
 import { type Check, type CheckOutcome, fail, notApplicable, pass } from './outcome';
 import { shortText, type WireLine } from './wire-line';
 
@@ -54,6 +55,7 @@ function offerCheck(offer: 1 | 2): Check {
     id: `initialize.offer-${offer}`,
     group: 'initialize',
     title: `an offer of version ${offer} is answered ${offer}, or the latest version the agent speaks`,
+    rule: RULES.versionNegotiation,
     async run(context) {
       const version = await negotiate(context, offer);
       if (typeof version !== 'number') return version;
@@ -73,6 +75,7 @@ const offer99: Check = {
   id: 'initialize.offer-99',
   group: 'initialize',
   title: 'an offer of version 99 is answered with a version below 99 (the latest the agent speaks)',
+  rule: RULES.versionNegotiation,
   async run(context) {
     const version = await latestVersion(context);
     if (typeof version !== 'number') return version;
@@ -90,6 +93,7 @@ const capabilities: Check = {
   id: 'initialize.capabilities',
   group: 'initialize',
   title: 'the answer to initialize (capabilities, auth methods, info) is valid against the official schema',
+  rule: RULES.stdoutOnlyMessages,
   async run(context) {
     const answer = context.memo.get(answerKey(2)) as WireLine | undefined;
     if (!answer) return notApplicable('initialize.offer-2 did not run');
@@ -107,6 +111,7 @@ const secondInitialize: Check = {
   id: 'initialize.second',
   group: 'initialize',
   title: 'a second initialize gets one answer, and the agent still serves',
+  rule: RULES.alwaysAnswered,
   async run(context) {
     const agent = await context.agent();
     const answer = await context.initialize(agent, 2);

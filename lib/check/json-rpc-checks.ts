@@ -7,15 +7,17 @@
 import { ErrorCode } from '../jsonrpc/errors';
 import { CANCEL_REQUEST_METHOD } from '../jsonrpc/protocol';
 import type { AgentProcess } from './agent-process';
+import { RULES } from './rules';
 import { type CheckContext, stateOf, UNKNOWN_METHOD } from './context';
 import { type Check, type CheckOutcome, fail, pass } from './outcome';
 import { errorCodeOf, shortText } from './wire-line';
 
 /**
- * Ids whose echo a careless peer gets wrong: an integer beyond 2^53 (a double rounds it), a
- * fraction, a negative number, zero, and a string with an escaped quote.
+ * Ids the ACP schema allows (a string, or an integer within int64) whose echo a careless peer gets
+ * wrong: an integer beyond 2^53 (a double rounds it), a negative number, zero, and a string with
+ * an escaped quote.
  */
-const TRICKY_IDS = ['9007199254740993', '1.5', '-1', '0', '"id \\"quoted\\""'];
+const TRICKY_IDS = ['9007199254740993', '-1', '0', '"id \\"quoted\\""'];
 
 /** Sends one request with the id `rawId` and compares the id of the first answer that comes back. */
 async function echoes(context: CheckContext, agent: AgentProcess, rawId: string): Promise<string | undefined> {
@@ -29,7 +31,8 @@ async function echoes(context: CheckContext, agent: AgentProcess, rawId: string)
 const idEcho: Check = {
   id: 'json-rpc.id-echo',
   group: 'json-rpc',
-  title: 'ids are echoed exactly (2^53 + 1, 1.5, -1, 0, a string with a quote)',
+  title: 'ids are echoed exactly (2^53 + 1, -1, 0, a string with a quote)',
+  rule: RULES.idEchoed,
   async run(context) {
     const agent = await context.agent();
     const problems: string[] = [];
@@ -46,6 +49,7 @@ const unknownMethod: Check = {
   id: 'json-rpc.unknown-method',
   group: 'json-rpc',
   title: 'a request of an unknown method is answered -32601',
+  rule: RULES.methodNotFound,
   async run(context) {
     const agent = await context.agent();
     const answer = await context.expectAnswer(agent, UNKNOWN_METHOD, { why: 'acp-wire check' });
@@ -74,6 +78,7 @@ const unknownNotification: Check = {
   id: 'json-rpc.unknown-notification',
   group: 'json-rpc',
   title: 'unknown notifications are ignored: no answer, the agent still serves',
+  rule: RULES.notificationsUnanswered,
   run: (context) =>
     unanswered(context, [
       ['acp-wire/check-unknown-notification', { why: 'acp-wire check' }],
@@ -85,6 +90,7 @@ const dollarNotification: Check = {
   id: 'json-rpc.dollar-notification',
   group: 'json-rpc',
   title: '`$/` notifications (`$/cancel_request` of an unknown id too) are never answered',
+  rule: RULES.notificationsUnanswered,
   run: (context) =>
     unanswered(context, [
       ['$/acp-wire-check-unknown', undefined],
@@ -96,6 +102,7 @@ const oneAnswer: Check = {
   id: 'json-rpc.one-answer',
   group: 'json-rpc',
   title: 'no request is answered twice',
+  rule: RULES.oneResponse,
   isFinal: true,
   async run(context) {
     for (const agent of context.processes) {

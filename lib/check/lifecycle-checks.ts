@@ -6,7 +6,8 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { AgentProcess } from './agent-process';
-import { type CheckContext, stderrExcerpt } from './context';
+import { RULES } from './rules';
+import { type CheckContext, stderrExcerpt, UNKNOWN_METHOD } from './context';
 import { type Check, type CheckOutcome, fail, notApplicable, pass } from './outcome';
 import { sendPrompt, turnUnderWay } from './turns';
 import { shortText } from './wire-line';
@@ -60,6 +61,7 @@ const stdinEnd: Check = {
   id: 'lifecycle.stdin-end',
   group: 'lifecycle',
   title: 'the agent exits when its stdin ends',
+  rule: RULES.exitAtStdinEnd,
   async run(context) {
     const agent = await busyAgent(context);
     const start = performance.now();
@@ -77,6 +79,7 @@ const noLeftover: Check = {
   id: 'lifecycle.no-leftover',
   group: 'lifecycle',
   title: 'once the agent has exited (at the end of its stdin, or SIGTERM), nothing of its process group runs',
+  rule: RULES.nothingLeftBehind,
   async run(context) {
     const agent = context.memo.get(STDIN_END_KEY) as AgentProcess | undefined;
     const group = agent?.tree.group;
@@ -96,11 +99,10 @@ const noLeftover: Check = {
   },
 };
 
-/** The outcome once the client has gone: exited with code 0, still running, or ended with an error (a code, a signal). */
+/** The outcome once the client has gone: exited with code 0 (pass), still running, or ended with an error (a code, a signal). */
 async function afterClientGone(context: CheckContext, agent: AgentProcess): Promise<CheckOutcome> {
-  if (!(await exitsWithin(agent, context.settings.exitTimeoutMs))) {
-    return pass(`still running ${context.settings.exitTimeoutMs} ms after its client went (no error exit)`);
-  }
+  const { exitTimeoutMs } = context.settings;
+  if (!(await exitsWithin(agent, exitTimeoutMs))) return fail(`still running ${exitTimeoutMs} ms after its client went away mid-turn`);
   const exit = agent.exit!;
   if (exit.code === 0) return pass('exited with code 0');
   const excerpt = stderrExcerpt(agent);
@@ -111,7 +113,8 @@ async function afterClientGone(context: CheckContext, agent: AgentProcess): Prom
 const clientGone: Check = {
   id: 'lifecycle.client-gone',
   group: 'lifecycle',
-  title: 'when its client disappears mid-turn, the agent exits with code 0 (or runs on), not with an error',
+  title: 'when its client goes away mid-turn, the agent exits with code 0 (not with an error, and does not run on)',
+  rule: RULES.clientGoneExit,
   async run(context) {
     if (!context.settings.canRunTurns) return notApplicable('turns are not run (--no-turns)');
     const agent = context.spawn();
@@ -121,9 +124,14 @@ const clientGone: Check = {
     if (typeof sessionId !== 'string') return fail(`session/new was not answered with a sessionId: ${shortText(answer.text)}`);
     const session = { agent, sessionId };
     await turnUnderWay(context, session, sendPrompt(context, session, true));
-    agent.disappear();
-    // The model goes on: the agent has more to write, to a client that has gone.
+    // The client goes away in a fixed order, so that every agent meets the same: first it stops
+    // reading, then the agent has something to write (an answer owed, the rest of the turn from
+    // the fake model), then its stdin ends.
+    agent.stopReading();
+    agent.request(UNKNOWN_METHOD);
     context.settings.finishHeldTurns?.();
+    await context.pause(context.settings.quietMs);
+    agent.endInput();
     return afterClientGone(context, agent);
   },
 };

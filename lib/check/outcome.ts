@@ -4,9 +4,22 @@
  * @packageDocumentation
  */
 import type { CheckContext } from './context';
+import type { Rule, Severity } from './rules';
 
-/** How one check came out: `pass`, `fail`, or `n/a` (it could not apply to this agent). */
-export type CheckStatus = 'pass' | 'fail' | 'n/a';
+/**
+ * How one check came out: `pass`; `fail`; `info` (the agent did something its rule allows and a
+ * client should know about, e.g. it ignores `$/cancel_request`); or `not-applicable` (the check
+ * could not apply to this agent; printed `n/a`).
+ */
+export type CheckStatus = 'pass' | 'fail' | 'info' | 'not-applicable';
+
+/** How many results of each status a report holds. */
+export interface CheckCounts {
+  readonly pass: number;
+  readonly fail: number;
+  readonly info: number;
+  readonly notApplicable: number;
+}
 
 /** The groups of checks, in the order they run and are reported. */
 export const CHECK_GROUPS = ['framing', 'json-rpc', 'initialize', 'sessions', 'lifecycle'] as const;
@@ -14,12 +27,13 @@ export const CHECK_GROUPS = ['framing', 'json-rpc', 'initialize', 'sessions', 'l
 /** One group of checks. */
 export type CheckGroup = (typeof CHECK_GROUPS)[number];
 
-/** What a check found: its status and, for `fail` and `n/a`, why (for `pass`, an optional note). */
+/** What a check found: its status and, but for `pass`, why (for `pass`, an optional note). */
 export interface CheckOutcome {
-  /** `pass`, `fail` or `n/a`. */
   readonly status: CheckStatus;
-  /** For `fail`: the exact message or fact that broke the rule; for `n/a`: the reason; for `pass`: a note. */
+  /** For `fail`: the exact message or fact that broke the rule; for `info`: what the agent did; for `not-applicable`: the reason; for `pass`: a note. */
   readonly message?: string;
+  /** The rule this outcome is about, when it is not the check's own (a check that looks at several things). */
+  readonly rule?: Rule;
 }
 
 /** One line of a report. */
@@ -30,6 +44,10 @@ export interface CheckResult extends CheckOutcome {
   readonly group: CheckGroup;
   /** What the check proves, in a few words. */
   readonly title: string;
+  /** The rule the result is about (the check's own, or the one its outcome names). */
+  readonly rule: Rule;
+  /** The rule's severity: a failure at or above `CheckOptions.failOn` fails the run. */
+  readonly severity: Severity;
   /** How long it took, in milliseconds. */
   readonly durationMs: number;
 }
@@ -40,13 +58,17 @@ export interface CheckReport {
   readonly command: string;
   /** One result per check run, grouped, in the order of {@link CHECK_GROUPS}. */
   readonly results: readonly CheckResult[];
-  /** How many checks passed, failed, and did not apply. */
-  readonly counts: Readonly<Record<CheckStatus, number>>;
+  /** How many results of each status it holds. */
+  readonly counts: CheckCounts;
+  /** The lowest severity of a failure that fails the run (`must` by default). */
+  readonly failOn: Severity;
+  /** The ids of the failures that fail the run (at or above `failOn`). */
+  readonly failing: readonly string[];
   /** Whether every check selected ran: false when the run's deadline passed first. */
   readonly isComplete: boolean;
   /** The checks that did not run (the one under way at the deadline, and those after it). */
   readonly notRun: readonly string[];
-  /** Whether the run is complete and no check failed (the exit code of `acp-wire check` is 0 exactly then). */
+  /** Whether the run is complete and nothing in `failing` (the exit code of `acp-wire check` is 0 exactly then). */
   readonly isOk: boolean;
 }
 
@@ -57,6 +79,8 @@ export interface Check {
   readonly group: CheckGroup;
   /** What it proves when it passes. */
   readonly title: string;
+  /** The rule it holds the agent to. */
+  readonly rule: Rule;
   /** Whether it runs after every other check, on what all of them saw. */
   readonly isFinal?: boolean;
   /** Runs the check. A thrown {@link CheckFailure} is a `fail` with its message. */
@@ -68,14 +92,19 @@ export function pass(note?: string): CheckOutcome {
   return note === undefined ? { status: 'pass' } : { status: 'pass', message: note };
 }
 
-/** A failing outcome and what broke. */
-export function fail(message: string): CheckOutcome {
-  return { status: 'fail', message };
+/** A failing outcome and what broke; `rule` when it is not the check's own. */
+export function fail(message: string, rule?: Rule): CheckOutcome {
+  return rule === undefined ? { status: 'fail', message } : { status: 'fail', message, rule };
+}
+
+/** What the agent did that its rule allows, for a client to know; `rule` when it is not the check's own. */
+export function info(message: string, rule?: Rule): CheckOutcome {
+  return rule === undefined ? { status: 'info', message } : { status: 'info', message, rule };
 }
 
 /** A check that does not apply, and why. */
 export function notApplicable(reason: string): CheckOutcome {
-  return { status: 'n/a', message: reason };
+  return { status: 'not-applicable', message: reason };
 }
 
 /**

@@ -11,6 +11,7 @@ import { CHECKS } from './battery';
 import { type CheckSettings, CheckContext } from './context';
 import type { Check, CheckReport, CheckResult } from './outcome';
 import { buildReport } from './report';
+import { SEVERITIES, type Severity } from './rules';
 import { runChecks } from './runner';
 import { traceTap } from './wire-tap';
 
@@ -39,6 +40,11 @@ export interface CheckOptions {
    * Default 300000 ms (five minutes).
    */
   deadlineMs?: number;
+  /**
+   * The lowest severity of a failure that fails the run (`CheckReport.isOk` false, exit 1): `must`
+   * (the default: only what the ACP spec or JSON-RPC 2.0 requires), `should`, or `practice` (every failure).
+   */
+  failOn?: Severity;
   /** Whether to run turns (`session/prompt`); false makes the turn checks `n/a`. Default true. */
   turns?: boolean;
   /** Run only these checks: ids (`json-rpc.id-echo`) or groups (`framing`). Default: all. */
@@ -120,6 +126,8 @@ export async function checkAgent(command: string | readonly string[], options: C
   const argv = typeof command === 'string' ? splitCommandLine(command) : [...command];
   if (argv.length === 0) throw new RangeError('command must name a program');
   settingsOf(argv, options);
+  if (options.failOn !== undefined && !SEVERITIES.includes(options.failOn))
+    throw new RangeError(`failOn must be one of ${SEVERITIES.join(', ')}`);
   const checks = selectChecks(options.only);
   const stubbed = stubbedAgentOf(argv);
   if (options.modelStub && !stubbed) {
@@ -155,7 +163,7 @@ async function run(
   const context = new CheckContext(settings, () => performance.now() - began, trace && traceTap((event) => trace.write(event)));
   try {
     const { results, notRun } = await runChecks(checks, context, options.signal, (result) => options.onResult?.(result));
-    return buildReport(command, results, notRun);
+    return buildReport(command, results, notRun, options.failOn);
   } finally {
     trace?.close();
   }

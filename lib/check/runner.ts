@@ -67,7 +67,9 @@ async function runOne(check: Check, context: CheckContext, signal: AbortSignal):
     clearTimeout(timer);
     await context.closeOwn();
   }
-  return { id: check.id, group: check.group, title: check.title, ...outcome, durationMs: Math.round(performance.now() - start) };
+  const rule = outcome.rule ?? check.rule;
+  const { id, group, title } = check;
+  return { id, group, title, ...outcome, rule, severity: rule.severity, durationMs: Math.round(performance.now() - start) };
 }
 
 /**

@@ -8,9 +8,11 @@
 import { ErrorCode } from '../jsonrpc/errors';
 import { CANCEL_REQUEST_METHOD } from '../jsonrpc/protocol';
 import type { CheckContext } from './context';
-import { type Check, fail, notApplicable, pass } from './outcome';
+import { RULES } from './rules';
+import { type Check, fail, info, notApplicable, pass } from './outcome';
 import type { SentLine } from './agent-process';
-import { type CheckSession, checkSession, describeEnd, isTextChunkOf, sendPrompt, stopReasonOf, turnUnderWay } from './turns';
+import { type CheckSession, checkSession, describeEnd, type FinishedTurn, runTurn, sendPrompt, stopReasonOf, turnUnderWay } from './turns';
+import { ECHO_MARKER } from './fake-model-host';
 import { errorCodeOf, shortText } from './wire-line';
 
 const CANCELLED_KEY = 'cancelled-session';
@@ -19,6 +21,7 @@ const newSession: Check = {
   id: 'sessions.new',
   group: 'sessions',
   title: 'session/new is answered with a session valid against the official schema',
+  rule: RULES.stdoutOnlyMessages,
   async run(context) {
     const { agent, sessionId } = await checkSession(context);
     const version = context.versionOf(agent) ?? 1;
@@ -32,11 +35,12 @@ const turnEnds: Check = {
   id: 'sessions.turn',
   group: 'sessions',
   title: 'a prompt is answered with a valid stop reason',
+  rule: RULES.stdoutOnlyMessages,
   async run(context) {
     const session = await checkSession(context);
     const sent = sendPrompt(context, session, false);
     const answer = await session.agent.answer(sent, context.settings.timeoutMs);
-    if (!answer) return fail(`no answer to session/prompt within ${context.settings.timeoutMs} ms`);
+    if (!answer) return fail(`no answer to session/prompt within ${context.settings.timeoutMs} ms`, RULES.alwaysAnswered);
     if (stopReasonOf(answer) === undefined) return fail(`session/prompt was answered without a stop reason: ${describeEnd(answer)}`);
     const errors = context.schema.errors('PromptResponse', answer.message?.result, context.versionOf(session.agent) ?? 1);
     if (errors.length > 0) return fail(`${errors.length} schema error(s): ${errors.slice(0, 3).join('; ')}`);
@@ -48,6 +52,7 @@ const sessionCancel: Check = {
   id: 'sessions.session-cancel',
   group: 'sessions',
   title: 'session/cancel ends the turn with stopReason cancelled, in time',
+  rule: RULES.cancelledStopReason,
   async run(context) {
     const session = await checkSession(context);
     const sent = sendPrompt(context, session, true);
@@ -63,29 +68,40 @@ const sessionCancel: Check = {
   },
 };
 
+/** The words the two prompts after a cancelled turn ask for: an agent one turn behind answers the second with the first's. */
+const FOLLOW_UP_WORDS = ['apricot', 'blueberry'] as const;
+
+/** A prompt after the cancelled turn, asking for `word` (`[echo]`: the fake models echo it, as the conformance agent does). */
+const followUpText = (word: string): string => `Reply with the single word ${word}. ${ECHO_MARKER}`;
+
+/** What a follow-up turn did, for a message: how it ended, when, with what text. */
+function describeTurn(turn: FinishedTurn): string {
+  const text = turn.text === '' ? 'no text' : `the text ${JSON.stringify(shortText(turn.text, 160))}`;
+  return `ended ${turn.answer ? describeEnd(turn.answer) : 'without an answer'} after ${turn.ms} ms with ${text}`;
+}
+
 const afterCancel: Check = {
   id: 'sessions.after-cancel',
   group: 'sessions',
-  title: 'the prompt after a cancelled turn gets its own answer (text, then end_turn)',
+  title: 'the two prompts after a cancelled turn each get their own answer (their own text, then end_turn)',
+  rule: RULES.turnIsItsOwn,
   async run(context) {
     const session = await checkSession(context);
     if (context.memo.get(CANCELLED_KEY) !== session)
       return notApplicable('no turn of this session was cancelled (sessions.session-cancel)');
-    const { agent, sessionId } = session;
-    const from = agent.lines.length;
-    const start = performance.now();
-    const sent = sendPrompt(context, session, false);
-    const answer = await agent.answer(sent, context.settings.timeoutMs);
-    if (!answer) return fail(`no answer to the prompt after a cancelled turn within ${context.settings.timeoutMs} ms`);
-    const ms = Math.round(performance.now() - start);
-    const end = agent.lines.indexOf(answer);
-    const chunks = agent.lines.slice(from, end).filter((line) => isTextChunkOf(line, sessionId)).length;
-    if (stopReasonOf(answer) === 'end_turn' && chunks > 0) return pass();
-    await context.pause(context.settings.quietMs);
-    const late = agent.lines.slice(end).filter((line) => isTextChunkOf(line, sessionId)).length;
-    const lateNote = late > 0 ? `; ${late} agent_message_chunk update(s) came after its answer` : '';
+    const [firstWord, secondWord] = FOLLOW_UP_WORDS;
+    const first = await runTurn(context, session, followUpText(firstWord));
+    if (!first.answer)
+      return fail(`no answer to the prompt after a cancelled turn within ${context.settings.timeoutMs} ms`, RULES.alwaysAnswered);
+    const second = await runTurn(context, session, followUpText(secondWord));
+    if (!second.answer)
+      return fail(`no answer to the second prompt after a cancelled turn within ${context.settings.timeoutMs} ms`, RULES.alwaysAnswered);
+    const isOwn = (turn: FinishedTurn): boolean => turn.text !== '' && stopReasonOf(turn.answer!) === 'end_turn';
+    const isBehind = second.text.includes(firstWord);
+    if (isOwn(first) && isOwn(second) && !isBehind) return pass();
+    const lag = isBehind ? ` (one turn behind: the second's text holds the first's ${firstWord})` : '';
     return fail(
-      `the prompt after a cancelled turn ended ${describeEnd(answer)} after ${ms} ms with ${chunks} agent_message_chunk update(s)${lateNote}`,
+      `the first prompt after a cancelled turn (asking for ${firstWord}) ${describeTurn(first)}; the second (${secondWord}) ${describeTurn(second)}${lag}`,
     );
   },
 };
@@ -101,7 +117,8 @@ async function endWithSessionCancel(context: CheckContext, session: CheckSession
 const cancelRequest: Check = {
   id: 'sessions.cancel-request',
   group: 'sessions',
-  title: '$/cancel_request of a prompt is honoured (ignored or answered wrongly fails)',
+  title: '$/cancel_request of a prompt is honoured, or ignored (allowed: info), and never answered itself',
+  rule: RULES.cancelRequestOptional,
   async run(context) {
     // A session of its own: what an earlier check left behind in the shared one does not count here.
     const session = await checkSession(context, true);
@@ -112,16 +129,16 @@ const cancelRequest: Check = {
     agent.notify(CANCEL_REQUEST_METHOD, { requestId: JSON.parse(sent.rawId) as number });
     const answer = await agent.answer(sent, context.settings.cancelTimeoutMs);
     const stray = agent.strays[before];
-    const wrong = stray ? `answered wrongly: the notification got the answer ${shortText(stray.text)}` : undefined;
+    const wrong = stray ? `the notification got the answer ${shortText(stray.text)}` : undefined;
     if (!answer) {
-      const then = await endWithSessionCancel(context, session, sent);
-      return fail(`${wrong ? `${wrong}; and ` : ''}ignored: no answer to the prompt within ${context.settings.cancelTimeoutMs} ms${then}`);
+      const ignored = `ignored: no answer to the prompt within ${context.settings.cancelTimeoutMs} ms${await endWithSessionCancel(context, session, sent)}`;
+      return wrong ? fail(`${wrong}; and ${ignored}`, RULES.notificationsUnanswered) : info(ignored);
     }
     const honoured = stopReasonOf(answer) === 'cancelled' || errorCodeOf(answer) === ErrorCode.RequestCancelled;
-    if (wrong) return fail(`${wrong}${honoured ? ` (the prompt then ended ${describeEnd(answer)})` : ''}`);
+    if (wrong) return fail(`${wrong} (the prompt then ended ${describeEnd(answer)})`, RULES.notificationsUnanswered);
     if (honoured) return pass(`honoured: the prompt ended ${describeEnd(answer)}`);
-    if (stopReasonOf(answer) === undefined) return fail(`answered wrongly: the prompt ended ${describeEnd(answer)}`);
-    return fail(`ignored: the turn ran on and ended ${describeEnd(answer)}`);
+    if (stopReasonOf(answer) === undefined) return fail(`the prompt ended ${describeEnd(answer)}: neither its own answer nor -32800`);
+    return info(`ignored: the turn ran on and ended ${describeEnd(answer)}`);
   },
 };
 
@@ -129,6 +146,7 @@ const updatesValid: Check = {
   id: 'sessions.updates-valid',
   group: 'sessions',
   title: 'every session/update is valid against the official schema',
+  rule: RULES.stdoutOnlyMessages,
   isFinal: true,
   async run(context) {
     let count = 0;

@@ -45,13 +45,46 @@ export async function checkSession(context: CheckContext, isFresh = false): Prom
   return session;
 }
 
-/** Sends a prompt: `long` asks for a turn that lasts until cancelled (or twice the cancel bound). */
-export function sendPrompt(context: CheckContext, session: CheckSession, long: boolean): SentLine {
-  const text = long ? `Count slowly from one to twenty, one number per line. ${HOLD_MARKER}` : 'Say hello.';
+/**
+ * Sends a prompt: `long` asks for a turn that lasts until cancelled (or twice the cancel bound);
+ * `text` replaces the short prompt's text.
+ */
+export function sendPrompt(context: CheckContext, session: CheckSession, long: boolean, text = 'Say hello.'): SentLine {
+  if (long) text = `Count slowly from one to twenty, one number per line. ${HOLD_MARKER}`;
   const params: JsonObject = { sessionId: session.sessionId, prompt: [{ type: 'text', text }] };
   // The conformance agent's own knob (docs/conformance-peers.md): spread its reply over this time.
   if (long) params._meta = { workMs: 2 * context.settings.cancelTimeoutMs };
   return session.agent.request('session/prompt', params);
+}
+
+/** A turn run to its end: the prompt's answer (none within the timeout), the text streamed before it, how long it took. */
+export interface FinishedTurn {
+  readonly answer: WireLine | undefined;
+  /** The text of the session's `agent_message_chunk` updates from the prompt to its answer. */
+  readonly text: string;
+  readonly ms: number;
+}
+
+/** Sends a short prompt of `text` and waits (up to the timeout) for its answer. */
+export async function runTurn(context: CheckContext, session: CheckSession, text: string): Promise<FinishedTurn> {
+  const { agent, sessionId } = session;
+  const from = agent.lines.length;
+  const start = performance.now();
+  const answer = await agent.answer(sendPrompt(context, session, false, text), context.settings.timeoutMs);
+  const ms = Math.round(performance.now() - start);
+  const end = answer ? agent.lines.indexOf(answer) : agent.lines.length;
+  return { answer, text: textOf(agent.lines.slice(from, end), sessionId), ms };
+}
+
+/** The text of the `agent_message_chunk` updates of `sessionId` among `lines`, joined. */
+export function textOf(lines: readonly WireLine[], sessionId: string): string {
+  return lines
+    .filter((line) => isTextChunkOf(line, sessionId))
+    .map((line) => {
+      const content = (paramsOf(line).update as JsonObject).content;
+      return isJsonObject(content) && typeof content.text === 'string' ? content.text : '';
+    })
+    .join('');
 }
 
 /** Whether a line is a `session/update` of `sessionId`. */

@@ -10,6 +10,7 @@ import { STUBBED_AGENTS, stubbedAgentOf } from '../check/model-stub';
 import type { CheckReport, CheckResult } from '../check/outcome';
 import { AgentUnusableError } from '../check/preflight';
 import { buildReport } from '../check/report';
+import { SEVERITIES, type Severity } from '../check/rules';
 import { type CheckOptions, checkAgent, selectChecks } from '../check/run';
 import { UsageError, parseCommandArguments, parseMilliseconds } from './arguments';
 import { STOP_SIGNALS, type StopSignal } from './shutdown';
@@ -21,11 +22,15 @@ const HELP = `usage: acp-wire check [options] [--] "<agent command>"
 
 Starts the agent (split into words as a shell would, without a shell; started again where a check
 needs a fresh one), plays the client side of a battery of checks over its stdio, byte for byte,
-and prints one line per check: pass, fail with what broke the rule, or n/a with the reason,
-grouped as framing, json-rpc, initialize, sessions and lifecycle (see docs/check.md).
+and prints one line per check with the severity of its rule (MUST, SHOULD, PRACTICE): pass; fail
+with what broke the rule, the rule's words and a link; info (what the agent did that the rule
+allows); or n/a with the reason; grouped as framing, json-rpc, initialize, sessions and lifecycle
+(see docs/check.md).
 
 options:
   --json               print the report as JSON (for CI)
+  --fail-on SEVERITY   the lowest severity of a failure that fails the run: must (the default:
+                       what the ACP spec or JSON-RPC 2.0 requires), should, or practice
   --trace-file PATH    write every message of the run to PATH, in the trace format
                        "acp-wire trace view PATH" shows
   --no-turns           do not run turns (session/prompt): the turn checks are n/a; for an agent
@@ -43,7 +48,7 @@ options:
                        (default 300000); the checks not run by then are listed
   -h, --help           show this text
 
-exit codes: 0 when no check fails; 1 when one fails; 2 for bad usage; 3 when the agent cannot be
+exit codes: 0 when no check fails at or above --fail-on; 1 when one does; 2 for bad usage; 3 when the agent cannot be
 started or initialized (no check runs); 4 when the deadline passed before every check ran; 130
 (SIGINT) or 143 (SIGTERM) when stopped, after printing the results so far. Every process it
 started has been ended by then.`;
@@ -59,6 +64,7 @@ const OPTIONS = {
   'cancel-timeout': { type: 'string' },
   'exit-timeout': { type: 'string' },
   deadline: { type: 'string' },
+  'fail-on': { type: 'string' },
 } as const;
 
 /** Parsed `check` arguments. */
@@ -73,6 +79,13 @@ function milliseconds(option: string, value: string | boolean | string[] | undef
   const ms = parseMilliseconds(option, value);
   if (ms === 0) throw new UsageError(`${option} needs a positive number of milliseconds, got "0"`);
   return ms;
+}
+
+function severity(value: string | boolean | string[] | undefined): Severity | undefined {
+  if (typeof value !== 'string') return undefined;
+  if (!(SEVERITIES as readonly string[]).includes(value))
+    throw new UsageError(`--fail-on needs one of ${SEVERITIES.join(', ')}, got ${JSON.stringify(value)}`);
+  return value as Severity;
 }
 
 function environment(pairs: string[] | undefined): NodeJS.ProcessEnv | undefined {
@@ -104,6 +117,7 @@ function parseCheckArgs(argv: readonly string[]): CheckArgs {
     cancelTimeoutMs: milliseconds('--cancel-timeout', values['cancel-timeout']),
     exitTimeoutMs: milliseconds('--exit-timeout', values['exit-timeout']),
     deadlineMs: milliseconds('--deadline', values.deadline),
+    failOn: severity(values['fail-on']),
   };
   // One word: a command line to split; more (after --): the program and its arguments.
   const command = positionals.length === 1 ? positionals[0]! : positionals;

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { CHECKS } from '../../lib/check/battery';
 import type { CheckReport, CheckResult } from '../../lib/check/outcome';
 import { AgentUnusableError } from '../../lib/check/preflight';
+import { SEVERITIES } from '../../lib/check/rules';
 import { type CheckOptions, checkAgent } from '../../lib/check/run';
 import { TRACE_EVENT_SCHEMA } from '../../lib/trace/events';
 import { CONFORMANCE_AGENT, ensureBuilt, fixtureArgs, useBuild } from '../helpers/processes';
@@ -78,9 +79,14 @@ const BREAKS: readonly { id: string; with?: readonly string[]; message: RegExp }
   {
     id: 'sessions.after-cancel',
     with: ['sessions.session-cancel'],
-    message: /^the prompt after a cancelled turn ended end_turn after \d+ ms with 0 agent_message_chunk update\(s\)$/,
+    message:
+      /^the first prompt after a cancelled turn \(asking for apricot\) ended end_turn after \d+ ms with no text; the second \(blueberry\) ended end_turn after \d+ ms with the text "echo: Reply with the single word apricot\. \[echo\]" \(one turn behind: the second's text holds the first's apricot\)$/,
   },
-  { id: 'sessions.cancel-request', message: /^ignored: no answer to the prompt within 1000 ms; session\/cancel then ended it cancelled$/ },
+  {
+    id: 'sessions.cancel-request',
+    message:
+      /^the notification got the answer \{"jsonrpc":"2\.0","error":\{"code":-32601,"message":"Method not found","data":"\$\/cancel_request"\}\}; and ignored: no answer to the prompt within 1000 ms; session\/cancel then ended it cancelled$/,
+  },
   {
     id: 'sessions.updates-valid',
     with: ['sessions.turn'],
@@ -94,7 +100,7 @@ const BREAKS: readonly { id: string; with?: readonly string[]; message: RegExp }
   },
   {
     id: 'lifecycle.client-gone',
-    message: /^it ended with an error when its client went away mid-turn: exit code 70; stderr: Error: write EPIPE$/,
+    message: /^it ended with an error when its client went away mid-turn: exit code 1; stderr: Error: write EPIPE$/,
   },
 ];
 
@@ -116,7 +122,9 @@ describe('checkAgent() (acp-wire check)', function () {
     it('runs every check of the battery, grouped, and every one passes', () => {
       expect(report.results.map((result) => result.id)).to.deep.equal(CHECKS.map((check) => check.id));
       expect(report.results.filter((result) => result.status !== 'pass')).to.deep.equal([]);
-      expect(report).to.include({ isOk: true }).and.have.deep.property('counts', { pass: CHECKS.length, fail: 0, 'n/a': 0 });
+      expect(report)
+        .to.include({ isOk: true })
+        .and.have.deep.property('counts', { pass: CHECKS.length, fail: 0, info: 0, notApplicable: 0 });
     });
 
     it('says which version each offer got, and how $/cancel_request ended the prompt', () => {
@@ -147,15 +155,61 @@ describe('checkAgent() (acp-wire check)', function () {
       only: ['sessions', 'lifecycle.client-gone'],
     });
     expect(report.results.map((result) => [result.id, result.status])).to.deep.equal([
-      ['sessions.new', 'n/a'],
-      ['sessions.turn', 'n/a'],
-      ['sessions.session-cancel', 'n/a'],
-      ['sessions.after-cancel', 'n/a'],
-      ['sessions.cancel-request', 'n/a'],
-      ['sessions.updates-valid', 'n/a'],
-      ['lifecycle.client-gone', 'n/a'],
+      ['sessions.new', 'not-applicable'],
+      ['sessions.turn', 'not-applicable'],
+      ['sessions.session-cancel', 'not-applicable'],
+      ['sessions.after-cancel', 'not-applicable'],
+      ['sessions.cancel-request', 'not-applicable'],
+      ['sessions.updates-valid', 'not-applicable'],
+      ['lifecycle.client-gone', 'not-applicable'],
     ]);
     expect(report.isOk).to.equal(true);
+  });
+
+  it('every check has a severity and a rule: its words quoted, and a link', () => {
+    for (const check of CHECKS) {
+      expect(SEVERITIES, check.id).to.include(check.rule.severity);
+      expect(check.rule.quote.length, check.id).to.be.greaterThan(20);
+      expect(check.rule.url, check.id).to.match(/^https:\/\//);
+    }
+  });
+
+  it('reports a $/cancel_request the agent ignores as info, not a failure: the receiver may ignore it', async () => {
+    const report = await checkAgent(brokenAgent('ignore-cancel-request'), {
+      ...FAST,
+      only: ['sessions.cancel-request'],
+      failOn: 'practice',
+    });
+    expect(resultOf(report, 'sessions.cancel-request')).to.include({
+      status: 'info',
+      message: 'ignored: no answer to the prompt within 1000 ms; session/cancel then ended it cancelled',
+    });
+    expect(report).to.include({ isOk: true }).and.have.deep.property('counts', { pass: 0, fail: 0, info: 1, notApplicable: 0 });
+  });
+
+  it('framing.malformed-line names the rule each finding breaks: a -32700 without an id breaks a MUST', async () => {
+    const report = await checkAgent(brokenAgent('parse-error-without-id'), { ...FAST, only: ['framing.malformed-line'] });
+    const result = resultOf(report, 'framing.malformed-line');
+    expect(result).to.include({ status: 'fail', severity: 'must' });
+    expect(result.rule.quote).to.include('it MUST be Null');
+    expect(report.failing).to.deep.equal(['framing.malformed-line']);
+  });
+
+  it('lifecycle.client-gone fails an agent that runs on after its client went away', async () => {
+    const report = await checkAgent(brokenAgent('lifecycle.stdin-end'), { ...FAST, only: ['lifecycle.client-gone'] });
+    expect(resultOf(report, 'lifecycle.client-gone')).to.include({
+      status: 'fail',
+      message: 'still running 1500 ms after its client went away mid-turn',
+    });
+  });
+
+  it('failOn: a failure below it is reported and does not fail the run', async () => {
+    const only = ['framing.crlf'];
+    const byDefault = await checkAgent(brokenAgent('framing.crlf'), { ...FAST, only });
+    expect(resultOf(byDefault, 'framing.crlf')).to.include({ status: 'fail', severity: 'should' });
+    expect(byDefault).to.include({ isOk: true, failOn: 'must' }).and.have.deep.property('failing', []);
+    const strict = await checkAgent(brokenAgent('framing.crlf'), { ...FAST, only, failOn: 'should' });
+    expect(strict).to.include({ isOk: false }).and.have.deep.property('failing', ['framing.crlf']);
   });
 
   it('rejects with AgentUnusableError, running no check, when the command cannot start', async () => {
@@ -189,11 +243,12 @@ describe('checkAgent() (acp-wire check)', function () {
 
     for (const mode of BREAKS) {
       it(`${mode.id} fails, with what broke it`, async () => {
-        const report = await checkAgent(brokenAgent(mode.id), { ...FAST, only: [mode.id, ...(mode.with ?? [])] });
+        const only = [mode.id, ...(mode.with ?? [])];
+        const report = await checkAgent(brokenAgent(mode.id), { ...FAST, only, failOn: 'practice' });
         const result = resultOf(report, mode.id);
         expect(result.status, result.message).to.equal('fail');
         expect(result.message).to.match(mode.message);
-        expect(report.isOk).to.equal(false);
+        expect(report).to.include({ isOk: false }).and.have.deep.property('failing', [mode.id]);
       });
     }
   });

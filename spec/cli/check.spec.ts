@@ -51,18 +51,33 @@ describe('acp-wire check', function () {
     expect(report.results.map((result) => [result.id, result.status])).to.deep.equal(CHECKS.map((each) => [each.id, 'pass']));
   });
 
-  it('against an agent that answers $/ notifications: the failing line and its message, the counts, exit 1', () => {
+  it('against an agent that answers $/ notifications: the failing line, its message and rule, the counts, exit 1', () => {
     const agent = [process.execPath, ...fixtureArgs('check/broken-agent', ['--break', 'json-rpc.dollar-notification'])];
     const run = check(...FAST, '--only', 'json-rpc', '--', ...agent);
     expect(run.status, run.stderr).to.equal(1);
     const lines = run.stdout.split('\n');
-    const failing = lines.findIndex((line) => line.startsWith('  fail  json-rpc.dollar-notification  '));
+    const failing = lines.findIndex((line) => line.startsWith('  fail  MUST      json-rpc.dollar-notification  '));
     expect(failing, run.stdout).to.be.greaterThan(0);
     expect(lines[failing + 1]!.trim()).to.equal(
       'a notification was answered: {"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found","data":"$/acp-wire-check-unknown"}}',
     );
-    expect(lines).to.include('json-rpc').and.include('5 checks: 4 pass, 1 fail, 0 n/a');
+    expect(lines[failing + 2]!.trim()).to.equal(
+      'rule (JSON-RPC 2.0, must): "The Server MUST NOT reply to a Notification, including those that are within a batch request." https://www.jsonrpc.org/specification#notification',
+    );
+    expect(lines).to.include('json-rpc').and.include('5 checks: 4 pass, 1 fail, 0 info, 0 n/a');
+    expect(lines).to.include('failing the run (--fail-on must): json-rpc.dollar-notification');
     expect(lines.filter((line) => line.startsWith('  pass  '))).to.have.length(4);
+  });
+
+  it('--fail-on should: a failure of a SHOULD fails the run (exit 1); by default it does not (exit 0)', () => {
+    const agent = [process.execPath, ...fixtureArgs('check/broken-agent', ['--break', 'framing.crlf'])];
+    const byDefault = check(...FAST, '--only', 'framing.crlf', '--', ...agent);
+    expect(byDefault.status, byDefault.stderr).to.equal(0);
+    expect(byDefault.stdout)
+      .to.match(/^ {2}fail {2}SHOULD {4}framing\.crlf /m)
+      .and.include('\nno failure at or above --fail-on must\n');
+    const strict = check(...FAST, '--fail-on', 'should', '--only', 'framing.crlf', '--', ...agent);
+    expect(strict.status, strict.stderr).to.equal(1);
   });
 
   it('on SIGINT, prints the results so far, ends every agent it started and exits 130 with one line', async () => {
@@ -82,7 +97,7 @@ describe('acp-wire check', function () {
       expect(code).to.equal(130);
       expect(cli.stderr()).to.equal('acp-wire check: stopped by SIGINT: every agent it started has been ended\n');
       expect(cli.stdout())
-        .to.match(/^  pass  framing\.crlf /m)
+        .to.match(/^ {2}pass {2}SHOULD {4}framing\.crlf /m)
         .and.include('\nnot run: lifecycle.stdin-end\n');
       await processesEnded(started);
     } finally {
@@ -169,6 +184,7 @@ describe('acp-wire check', function () {
     [['--only', 'nope', 'agent'], '--only: no check or group named "nope"'],
     [['--timeout', '0', 'agent'], '--timeout needs a positive number of milliseconds, got "0"'],
     [['--env', 'NOVALUE', 'agent'], '--env needs NAME=VALUE, got "NOVALUE"'],
+    [['--fail-on', 'may', 'agent'], '--fail-on needs one of must, should, practice, got "may"'],
     [['--json=1', 'agent'], '--json takes no value'],
   ];
   for (const [args, message] of usage) {

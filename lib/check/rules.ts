@@ -1,0 +1,143 @@
+/**
+ * The rules `acp-wire check` holds agents to, each with its severity, its words and where they
+ * are written: the ACP specification and schema, JSON-RPC 2.0, RFC 8259, and, for good practice,
+ * the convention it follows.
+ *
+ * @packageDocumentation
+ */
+
+/** How binding a rule is: a `must` of the ACP spec or JSON-RPC 2.0, a `should`, or good `practice`. */
+export type Severity = 'must' | 'should' | 'practice';
+
+/** The severities from the most binding down. */
+export const SEVERITIES: readonly Severity[] = ['must', 'should', 'practice'];
+
+/** One rule: how binding it is, the text that says so (quoted), where, and a link to it. */
+export interface Rule {
+  readonly severity: Severity;
+  /** Whose rule: `ACP`, `ACP schema`, `JSON-RPC 2.0`, `RFC 8259`, or the convention's name. */
+  readonly source: string;
+  /** The rule's own words. */
+  readonly quote: string;
+  /** Where it is written. */
+  readonly url: string;
+}
+
+/** Whether a failure of `severity` fails a run whose threshold is `failOn`. */
+export function isAtLeast(severity: Severity, failOn: Severity): boolean {
+  return SEVERITIES.indexOf(severity) <= SEVERITIES.indexOf(failOn);
+}
+
+const JSON_RPC = 'https://www.jsonrpc.org/specification';
+const ACP = 'https://agentclientprotocol.com/protocol';
+
+const PRACTICE = 'https://github.com/acp-wire/acp-wire/blob/main/docs/check.md#good-practice';
+
+const rule = (severity: Severity, source: string, quote: string, url: string): Rule => ({ severity, source, quote, url });
+
+/** Every rule a check cites, by name. */
+export const RULES = {
+  utf8: rule('must', 'ACP', 'JSON-RPC messages MUST be UTF-8 encoded.', `${ACP}/transports`),
+  stdoutOnlyMessages: rule(
+    'must',
+    'ACP',
+    'The agent MUST NOT write anything to its stdout that is not a valid ACP message.',
+    `${ACP}/transports#stdio`,
+  ),
+  crlfIsWhitespace: rule(
+    'should',
+    'RFC 8259',
+    'Insignificant whitespace is allowed before or after any of the six structural characters. (ws includes %x0D, carriage return)',
+    'https://www.rfc-editor.org/rfc/rfc8259#section-2',
+  ),
+  parseErrorAnswered: rule(
+    'should',
+    'JSON-RPC 2.0',
+    '-32700 Parse error: Invalid JSON was received by the server. An error occurred on the server while parsing the JSON text.',
+    `${JSON_RPC}#error_object`,
+  ),
+  nullIdOnParseError: rule(
+    'must',
+    'JSON-RPC 2.0',
+    'id: This member is REQUIRED. [...] If there was an error in detecting the id in the Request object (e.g. Parse error/Invalid Request), it MUST be Null.',
+    `${JSON_RPC}#response_object`,
+  ),
+  alwaysAnswered: rule(
+    'must',
+    'JSON-RPC 2.0',
+    'When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications.',
+    `${JSON_RPC}#response_object`,
+  ),
+  idEchoed: rule(
+    'must',
+    'ACP schema',
+    'RequestId: A JSON-RPC request ID: a string or an integer. [...] The receiver MUST reply with the same value in the response.',
+    `${ACP}/v2/schema#requestid`,
+  ),
+  methodNotFound: rule(
+    'should',
+    'JSON-RPC 2.0',
+    '-32601 Method not found: The method does not exist / is not available.',
+    `${JSON_RPC}#error_object`,
+  ),
+  notificationsUnanswered: rule(
+    'must',
+    'JSON-RPC 2.0',
+    'The Server MUST NOT reply to a Notification, including those that are within a batch request.',
+    `${JSON_RPC}#notification`,
+  ),
+  oneResponse: rule(
+    'must',
+    'JSON-RPC 2.0',
+    'When a rpc call is made, the Server MUST reply with a Response, except for in the case of Notifications. The Response is expressed as a single JSON Object',
+    `${JSON_RPC}#response_object`,
+  ),
+  versionNegotiation: rule(
+    'must',
+    'ACP',
+    'If the Agent supports the requested version, it MUST respond with the same version. Otherwise, the Agent MUST respond with the latest version it supports.',
+    `${ACP}/initialization#version-negotiation`,
+  ),
+  initializeAnswer: rule(
+    'must',
+    'ACP',
+    'The Agent MUST respond with the chosen protocol version and the capabilities it supports.',
+    `${ACP}/initialization`,
+  ),
+  cancelledStopReason: rule(
+    'must',
+    'ACP schema',
+    'StopReason cancelled: This stop reason MUST be returned when the client sends a `session/cancel` notification, even if the cancellation causes exceptions in underlying operations.',
+    `${ACP}/prompt-turn#cancellation`,
+  ),
+  turnIsItsOwn: rule(
+    'should',
+    'ACP',
+    'A prompt turn represents a complete interaction cycle between the Client and Agent, starting with a user message and continuing until the Agent completes its response.',
+    `${ACP}/prompt-turn`,
+  ),
+  cancelRequestOptional: rule(
+    'should',
+    'ACP',
+    'Cancellation is cooperative. After receiving $/cancel_request, the peer may: ignore it and respond to the request normally, finish early with whatever data it has, or respond to the original request with the standard cancellation error, code -32800 ("Request cancelled").',
+    `${ACP}/v1/cancellation`,
+  ),
+  exitAtStdinEnd: rule(
+    'practice',
+    'MCP stdio (the convention ACP stdio shares)',
+    'For the stdio transport, the client SHOULD initiate shutdown by: First, closing the input stream to the child process (the server)',
+    'https://modelcontextprotocol.io/specification/2025-06-18/basic/lifecycle#shutdown',
+  ),
+  nothingLeftBehind: rule(
+    'practice',
+    'good practice',
+    'Once the agent has exited, nothing it started still runs: its helpers end with it.',
+    PRACTICE,
+  ),
+  clientGoneExit: rule(
+    'practice',
+    'good practice',
+    'When its client goes away (its stdin ends, its stdout is closed), the agent exits, with code 0: it does not crash on the broken pipe, nor run on.',
+    PRACTICE,
+  ),
+} as const satisfies Record<string, Rule>;
