@@ -109,6 +109,7 @@ export type { CheckOptions } from './check/run';
 export { AgentUnusableError } from './check/preflight';
 export type { AgentUnusableReason } from './check/preflight';
 export { formatCheckReport } from './check/format';
+export { formatBaseline, parseBaseline } from './check/baseline';
 export {
   BAGGAGE_META_KEY,
   TRACEPARENT_META_KEY,

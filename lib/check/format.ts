@@ -36,6 +36,9 @@ export function formatCheckReport(report: CheckReport): string {
   const { pass, fail, info, notApplicable } = report.counts;
   out.push('', `${report.results.length} checks: ${pass} pass, ${fail} fail, ${info} info, ${notApplicable} n/a`);
   if (report.failing.length > 0) out.push(`failing the run (--fail-on ${report.failOn}): ${report.failing.join(', ')}`);
-  else if (fail > 0) out.push(`no failure at or above --fail-on ${report.failOn}`);
+  if (report.expected.length > 0) out.push(`expected by the baseline: ${report.expected.join(', ')}`);
+  if (report.stale.length > 0) out.push(`stale baseline entries (their checks pass now; remove them): ${report.stale.join(', ')}`);
+  if (report.failing.length === 0 && report.expected.length === 0 && fail > 0)
+    out.push(`no failure at or above --fail-on ${report.failOn}`);
   return `${out.join('\n')}\n`;
 }

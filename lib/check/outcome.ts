@@ -62,13 +62,17 @@ export interface CheckReport {
   readonly counts: CheckCounts;
   /** The lowest severity of a failure that fails the run (`must` by default). */
   readonly failOn: Severity;
-  /** The ids of the failures that fail the run (at or above `failOn`). */
+  /** The ids of the failures that fail the run: at or above `failOn`, and not in the baseline. */
   readonly failing: readonly string[];
+  /** The ids of failures at or above `failOn` the baseline lists: expected, they do not fail the run. */
+  readonly expected: readonly string[];
+  /** The baseline's entries whose check ran and did not fail: they fail the run until removed. */
+  readonly stale: readonly string[];
   /** Whether every check selected ran: false when the run's deadline passed first. */
   readonly isComplete: boolean;
   /** The checks that did not run (the one under way at the deadline, and those after it). */
   readonly notRun: readonly string[];
-  /** Whether the run is complete and nothing in `failing` (the exit code of `acp-wire check` is 0 exactly then). */
+  /** Whether the run is complete, nothing is in `failing` and nothing in `stale` (the exit code of `acp-wire check` is 0 exactly then). */
   readonly isOk: boolean;
 }
 

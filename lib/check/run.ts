@@ -45,6 +45,11 @@ export interface CheckOptions {
    * (the default: only what the ACP spec or JSON-RPC 2.0 requires), `should`, or `practice` (every failure).
    */
   failOn?: Severity;
+  /**
+   * The failures expected (check ids, e.g. from a baseline file: `parseBaseline()`): they do not
+   * fail the run, and an id whose check passes fails it (stale). Default none.
+   */
+  baseline?: readonly string[];
   /** Whether to run turns (`session/prompt`); false makes the turn checks `n/a`. Default true. */
   turns?: boolean;
   /** Run only these checks: ids (`json-rpc.id-echo`) or groups (`framing`). Default: all. */
@@ -128,6 +133,8 @@ export async function checkAgent(command: string | readonly string[], options: C
   settingsOf(argv, options);
   if (options.failOn !== undefined && !SEVERITIES.includes(options.failOn))
     throw new RangeError(`failOn must be one of ${SEVERITIES.join(', ')}`);
+  const unknown = options.baseline?.find((id) => !CHECKS.some((check) => check.id === id));
+  if (unknown !== undefined) throw new RangeError(`baseline: no check named ${JSON.stringify(unknown)}`);
   const checks = selectChecks(options.only);
   const stubbed = stubbedAgentOf(argv);
   if (options.modelStub && !stubbed) {
@@ -163,7 +170,7 @@ async function run(
   const context = new CheckContext(settings, () => performance.now() - began, trace && traceTap((event) => trace.write(event)));
   try {
     const { results, notRun } = await runChecks(checks, context, options.signal, (result) => options.onResult?.(result));
-    return buildReport(command, results, notRun, options.failOn);
+    return buildReport(command, results, notRun, options);
   } finally {
     trace?.close();
   }

@@ -4,15 +4,14 @@
  *
  * @packageDocumentation
  */
-import { splitCommandLine } from '../chain/command-line';
+import { writeFileSync } from 'node:fs';
+import { formatBaseline } from '../check/baseline';
 import { formatCheckReport } from '../check/format';
-import { STUBBED_AGENTS, stubbedAgentOf } from '../check/model-stub';
 import type { CheckReport, CheckResult } from '../check/outcome';
 import { AgentUnusableError } from '../check/preflight';
 import { buildReport } from '../check/report';
-import { SEVERITIES, type Severity } from '../check/rules';
-import { type CheckOptions, checkAgent, selectChecks } from '../check/run';
-import { UsageError, parseCommandArguments, parseMilliseconds } from './arguments';
+import { checkAgent, selectChecks } from '../check/run';
+import { type CheckArgs, parseCheckArgs } from './check-arguments';
 import { STOP_SIGNALS, type StopSignal } from './shutdown';
 import { report as reportLine, type Subcommand } from './subcommand';
 
@@ -31,6 +30,10 @@ options:
   --json               print the report as JSON (for CI)
   --fail-on SEVERITY   the lowest severity of a failure that fails the run: must (the default:
                        what the ACP spec or JSON-RPC 2.0 requires), should, or practice
+  --baseline FILE      the failures expected today, one check id per line (# comments): they
+                       do not fail the run; a new failure does, and so does an entry whose check
+                       now passes (stale)
+  --write-baseline FILE  write the run's failures (at or above --fail-on) as a baseline
   --trace-file PATH    write every message of the run to PATH, in the trace format
                        "acp-wire trace view PATH" shows
   --no-turns           do not run turns (session/prompt): the turn checks are n/a; for an agent
@@ -48,85 +51,11 @@ options:
                        (default 300000); the checks not run by then are listed
   -h, --help           show this text
 
-exit codes: 0 when no check fails at or above --fail-on; 1 when one does; 2 for bad usage; 3 when the agent cannot be
+exit codes: 0 when no check fails at or above --fail-on (but those --baseline expects) and no
+baseline entry is stale; 1 otherwise; 2 for bad usage; 3 when the agent cannot be
 started or initialized (no check runs); 4 when the deadline passed before every check ran; 130
 (SIGINT) or 143 (SIGTERM) when stopped, after printing the results so far. Every process it
 started has been ended by then.`;
-
-const OPTIONS = {
-  json: { type: 'boolean' },
-  'trace-file': { type: 'string' },
-  'no-turns': { type: 'boolean' },
-  'model-stub': { type: 'boolean' },
-  env: { type: 'string', multiple: true },
-  only: { type: 'string', multiple: true },
-  timeout: { type: 'string' },
-  'cancel-timeout': { type: 'string' },
-  'exit-timeout': { type: 'string' },
-  deadline: { type: 'string' },
-  'fail-on': { type: 'string' },
-} as const;
-
-/** Parsed `check` arguments. */
-interface CheckArgs {
-  readonly command: string | string[];
-  readonly isJson: boolean;
-  readonly options: CheckOptions;
-}
-
-function milliseconds(option: string, value: string | boolean | string[] | undefined): number | undefined {
-  if (typeof value !== 'string') return undefined;
-  const ms = parseMilliseconds(option, value);
-  if (ms === 0) throw new UsageError(`${option} needs a positive number of milliseconds, got "0"`);
-  return ms;
-}
-
-function severity(value: string | boolean | string[] | undefined): Severity | undefined {
-  if (typeof value !== 'string') return undefined;
-  if (!(SEVERITIES as readonly string[]).includes(value))
-    throw new UsageError(`--fail-on needs one of ${SEVERITIES.join(', ')}, got ${JSON.stringify(value)}`);
-  return value as Severity;
-}
-
-function environment(pairs: string[] | undefined): NodeJS.ProcessEnv | undefined {
-  if (pairs === undefined) return undefined;
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const pair of pairs) {
-    const equals = pair.indexOf('=');
-    if (equals < 1) throw new UsageError(`--env needs NAME=VALUE, got ${JSON.stringify(pair)}`);
-    env[pair.slice(0, equals)] = pair.slice(equals + 1);
-  }
-  return env;
-}
-
-function parseCheckArgs(argv: readonly string[]): CheckArgs {
-  const { values, positionals } = parseCommandArguments(argv, OPTIONS);
-  if (positionals.length === 0) throw new UsageError('give the agent command, e.g. acp-wire check "node agent.js"');
-  const only = values.only as string[] | undefined;
-  try {
-    selectChecks(only);
-  } catch (error) {
-    throw new UsageError(`--only: ${(error as Error).message}`);
-  }
-  const options: CheckOptions = {
-    env: environment(values.env as string[] | undefined),
-    only,
-    turns: values['no-turns'] !== true,
-    traceFile: values['trace-file'] as string | undefined,
-    timeoutMs: milliseconds('--timeout', values.timeout),
-    cancelTimeoutMs: milliseconds('--cancel-timeout', values['cancel-timeout']),
-    exitTimeoutMs: milliseconds('--exit-timeout', values['exit-timeout']),
-    deadlineMs: milliseconds('--deadline', values.deadline),
-    failOn: severity(values['fail-on']),
-  };
-  // One word: a command line to split; more (after --): the program and its arguments.
-  const command = positionals.length === 1 ? positionals[0]! : positionals;
-  const hasModelStub = values['model-stub'] === true;
-  if (hasModelStub && !stubbedAgentOf(typeof command === 'string' ? splitCommandLine(command) : command)) {
-    throw new UsageError(`--model-stub knows ${Object.keys(STUBBED_AGENTS).join(', ')}; for another agent, give its model with --env`);
-  }
-  return { command, isJson: values.json === true, options: { ...options, modelStub: hasModelStub } };
-}
 
 /** Progress on stderr while a check runs long (a real agent): one short line per result. */
 function progress(result: CheckResult): void {
@@ -150,8 +79,7 @@ export const check: Subcommand = {
   help: HELP,
   async run(argv) {
     const args = parseCheckArgs(argv);
-    const print = (report: CheckReport): void =>
-      void process.stdout.write(args.isJson ? `${JSON.stringify(report, null, 2)}\n` : formatCheckReport(report));
+    const print = (report: CheckReport): void => writeOutputs(args, report);
     const controller = new AbortController();
     let stoppedBy: StopSignal | undefined;
     const stop = (signal: StopSignal): void => {
@@ -182,6 +110,7 @@ export const check: Subcommand = {
           commandText(args.command),
           results,
           notRun.map((each) => each.id),
+          args.options,
         ),
       );
       reportLine(NAME, `stopped by ${stoppedBy}: every agent it started has been ended`);
@@ -191,6 +120,12 @@ export const check: Subcommand = {
     }
   },
 };
+
+/** The report on stdout (text or JSON), and in the files asked for (JUnit, a baseline). */
+function writeOutputs(args: CheckArgs, report: CheckReport): void {
+  process.stdout.write(args.isJson ? `${JSON.stringify(report, null, 2)}\n` : formatCheckReport(report));
+  if (args.writeBaseline !== undefined) writeFileSync(args.writeBaseline, formatBaseline(report));
+}
 
 function commandText(command: string | string[]): string {
   return typeof command === 'string' ? command : command.join(' ');

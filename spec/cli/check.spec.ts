@@ -80,6 +80,27 @@ describe('acp-wire check', function () {
     expect(strict.status, strict.stderr).to.equal(1);
   });
 
+  it('--write-baseline, then --baseline: the expected failure passes the run, and a stale entry fails it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'acp-wire-check-'));
+    try {
+      const baseline = join(dir, 'baseline.txt');
+      const broken = [process.execPath, ...fixtureArgs('check/broken-agent', ['--break', 'json-rpc.dollar-notification'])];
+      const only = ['--only', 'json-rpc.dollar-notification', '--only', 'json-rpc.unknown-method'];
+      expect(check(...FAST, ...only, '--write-baseline', baseline, '--', ...broken).status).to.equal(1);
+      expect(readFileSync(baseline, 'utf8')).to.match(
+        /^# acp-wire check baseline: .*\njson-rpc\.dollar-notification {2}# MUST: a notification was answered: \{"jsonrpc":"2\.0",.*\n$/,
+      );
+      const expected = check(...FAST, ...only, '--baseline', baseline, '--', ...broken);
+      expect(expected.status, expected.stdout).to.equal(0);
+      expect(expected.stdout).to.include('\nexpected by the baseline: json-rpc.dollar-notification\n');
+      const fixed = check(...FAST, ...only, '--baseline', baseline, '--', process.execPath, CONFORMANCE_AGENT);
+      expect(fixed.status, fixed.stdout).to.equal(1);
+      expect(fixed.stdout).to.include('\nstale baseline entries (their checks pass now; remove them): json-rpc.dollar-notification\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('on SIGINT, prints the results so far, ends every agent it started and exits 130 with one line', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'acp-wire-check-'));
     const trace = join(dir, 'check.trace');
@@ -185,6 +206,7 @@ describe('acp-wire check', function () {
     [['--timeout', '0', 'agent'], '--timeout needs a positive number of milliseconds, got "0"'],
     [['--env', 'NOVALUE', 'agent'], '--env needs NAME=VALUE, got "NOVALUE"'],
     [['--fail-on', 'may', 'agent'], '--fail-on needs one of must, should, practice, got "may"'],
+    [['--baseline', '/nonexistent/baseline.txt', 'agent'], '--baseline: cannot read /nonexistent/baseline.txt (ENOENT)'],
     [['--json=1', 'agent'], '--json takes no value'],
   ];
   for (const [args, message] of usage) {

@@ -1,0 +1,128 @@
+/**
+ * The arguments of `acp-wire check`: its options, checked before anything starts (a bad value is
+ * a one-line usage error, exit 2), as `CheckOptions` and the outputs to write.
+ *
+ * @packageDocumentation
+ */
+import { readFileSync } from 'node:fs';
+import { splitCommandLine } from '../chain/command-line';
+import { parseBaseline } from '../check/baseline';
+import { CHECKS } from '../check/battery';
+import { STUBBED_AGENTS, stubbedAgentOf } from '../check/model-stub';
+import { SEVERITIES, type Severity } from '../check/rules';
+import { type CheckOptions, selectChecks } from '../check/run';
+import { UsageError, parseCommandArguments, parseMilliseconds } from './arguments';
+
+/** The options of `acp-wire check` (`node:util` `parseArgs`). */
+export const CHECK_OPTIONS = {
+  json: { type: 'boolean' },
+  'trace-file': { type: 'string' },
+  'no-turns': { type: 'boolean' },
+  'model-stub': { type: 'boolean' },
+  env: { type: 'string', multiple: true },
+  only: { type: 'string', multiple: true },
+  timeout: { type: 'string' },
+  'cancel-timeout': { type: 'string' },
+  'exit-timeout': { type: 'string' },
+  deadline: { type: 'string' },
+  'fail-on': { type: 'string' },
+  baseline: { type: 'string' },
+  'write-baseline': { type: 'string' },
+  junit: { type: 'string' },
+} as const;
+
+/** Parsed `check` arguments. */
+export interface CheckArgs {
+  readonly command: string | string[];
+  readonly isJson: boolean;
+  /** Where to write the report as JUnit XML. */
+  readonly junitFile?: string;
+  /** Where to write the failures of the run as a baseline. */
+  readonly writeBaseline?: string;
+  readonly options: CheckOptions;
+}
+
+function milliseconds(option: string, value: string | boolean | string[] | undefined): number | undefined {
+  if (typeof value !== 'string') return undefined;
+  const ms = parseMilliseconds(option, value);
+  if (ms === 0) throw new UsageError(`${option} needs a positive number of milliseconds, got "0"`);
+  return ms;
+}
+
+function severity(value: string | boolean | string[] | undefined): Severity | undefined {
+  if (typeof value !== 'string') return undefined;
+  if (!(SEVERITIES as readonly string[]).includes(value))
+    throw new UsageError(`--fail-on needs one of ${SEVERITIES.join(', ')}, got ${JSON.stringify(value)}`);
+  return value as Severity;
+}
+
+function environment(pairs: string[] | undefined): NodeJS.ProcessEnv | undefined {
+  if (pairs === undefined) return undefined;
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const pair of pairs) {
+    const equals = pair.indexOf('=');
+    if (equals < 1) throw new UsageError(`--env needs NAME=VALUE, got ${JSON.stringify(pair)}`);
+    env[pair.slice(0, equals)] = pair.slice(equals + 1);
+  }
+  return env;
+}
+
+/** The check ids the baseline file at `path` lists. @throws UsageError when it cannot be read or names no check */
+function baselineOf(path: string | boolean | string[] | undefined): string[] | undefined {
+  if (typeof path !== 'string') return undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--baseline: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  try {
+    return parseBaseline(
+      text,
+      CHECKS.map((check) => check.id),
+    );
+  } catch (error) {
+    throw new UsageError(`--baseline ${path}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Parses the arguments of `acp-wire check`.
+ *
+ * @throws UsageError for anything the command cannot run with (nothing is started)
+ */
+export function parseCheckArgs(argv: readonly string[]): CheckArgs {
+  const { values, positionals } = parseCommandArguments(argv, CHECK_OPTIONS);
+  if (positionals.length === 0) throw new UsageError('give the agent command, e.g. acp-wire check "node agent.js"');
+  const only = values.only as string[] | undefined;
+  try {
+    selectChecks(only);
+  } catch (error) {
+    throw new UsageError(`--only: ${(error as Error).message}`);
+  }
+  const options: CheckOptions = {
+    env: environment(values.env as string[] | undefined),
+    only,
+    turns: values['no-turns'] !== true,
+    traceFile: values['trace-file'] as string | undefined,
+    timeoutMs: milliseconds('--timeout', values.timeout),
+    cancelTimeoutMs: milliseconds('--cancel-timeout', values['cancel-timeout']),
+    exitTimeoutMs: milliseconds('--exit-timeout', values['exit-timeout']),
+    deadlineMs: milliseconds('--deadline', values.deadline),
+    failOn: severity(values['fail-on']),
+    baseline: baselineOf(values.baseline),
+  };
+  // One word: a command line to split; more (after --): the program and its arguments.
+  const command = positionals.length === 1 ? positionals[0]! : positionals;
+  const hasModelStub = values['model-stub'] === true;
+  if (hasModelStub && !stubbedAgentOf(typeof command === 'string' ? splitCommandLine(command) : command)) {
+    throw new UsageError(`--model-stub knows ${Object.keys(STUBBED_AGENTS).join(', ')}; for another agent, give its model with --env`);
+  }
+  return {
+    command,
+    isJson: values.json === true,
+    junitFile: values.junit as string | undefined,
+    writeBaseline: values['write-baseline'] as string | undefined,
+    options: { ...options, modelStub: hasModelStub },
+  };
+}
