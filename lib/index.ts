@@ -110,6 +110,11 @@ export { AgentUnusableError } from './check/preflight';
 export type { AgentUnusableReason } from './check/preflight';
 export { formatCheckReport } from './check/format';
 export { formatBaseline, parseBaseline } from './check/baseline';
+export { CHECK_REPORT_SCHEMA_VERSION, toJsonReport } from './check/json-report';
+export type { JsonCheckReport, JsonCheckResult, JsonUnusableReport, ReportTool } from './check/json-report';
+export type { EvidenceLine } from './check/evidence';
+export type { LineDirection, WireLine } from './check/wire-line';
+export { toJunitXml } from './check/junit';
 export {
   BAGGAGE_META_KEY,
   TRACEPARENT_META_KEY,

@@ -9,17 +9,21 @@ import { encodeJson } from '../framing/ndjson';
 import { isJsonObject, type JsonObject, type JsonValue } from '../jsonrpc/message';
 import { spawnProcessTree, type ChildExit, type ProcessTree } from '../transports/process-tree';
 import { AgentRequests } from './agent-requests';
-import { idKey, isResponseLine, readWireLine, type WireLine } from './wire-line';
-import type { WireTap } from './wire-tap';
+import { LineSplitter } from './line-splitter';
+import { idKey, isResponseLine, type LineDirection, readWireLine, type WireLine } from './wire-line';
 
 /** How {@link AgentProcess.spawn} starts the agent. */
 export interface AgentProcessOptions {
   readonly cwd?: string;
   readonly env?: NodeJS.ProcessEnv;
-  /** Milliseconds since the check began, for {@link WireLine.at}. */
+  /** The process's name in the run (`agent-3`), for {@link WireLine.process}. */
+  readonly label: string;
+  /** Milliseconds since the run began, for {@link WireLine.at}. */
   readonly clock: () => number;
-  /** Where every line in and out is reported (the trace file). */
-  readonly tap?: WireTap;
+  /** The id of the check under way, for {@link WireLine.check}. */
+  readonly checkOf: () => string;
+  /** Called with every line in, out and on stderr, and every event, as it happens (the evidence trace). */
+  readonly onLine?: (line: WireLine) => void;
   /** The next request id of the run (ids are unique across the run's processes). */
   readonly nextId: () => number;
 }
@@ -31,6 +35,8 @@ export interface SentLine {
   readonly method: string;
   /** Every answer received for it, in order (more than one breaks JSON-RPC). */
   readonly answers: WireLine[];
+  /** The line as written, once its `\n` has been (for evidence). */
+  line?: WireLine;
 }
 
 /** Bytes of stderr kept (the last ones), for messages. */
@@ -42,6 +48,8 @@ type Waiter = { matches: (line: WireLine) => boolean; resolve: (line: WireLine |
 export class AgentProcess {
   /** Every line received on stdout, in order. */
   readonly lines: WireLine[] = [];
+  /** Every line in, out and on stderr, and every event, in order. */
+  readonly transcript: WireLine[] = [];
   /** Responses that answer no request the check sent (or carry no id). */
   readonly strays: WireLine[] = [];
   /** Requests the check sent, by {@link idKey} of their id. */
@@ -50,7 +58,9 @@ export class AgentProcess {
   readonly #options: AgentProcessOptions;
   readonly #requests: AgentRequests;
   #waiters: Waiter[] = [];
-  #pending: Buffer[] = [];
+  readonly #stdout = new LineSplitter();
+  readonly #stdin = new LineSplitter();
+  readonly #stderrLines = new LineSplitter();
   #stderr = '';
   #isOutputEnded = false;
   #exit: ChildExit | undefined;
@@ -65,12 +75,18 @@ export class AgentProcess {
     child.stdout!.once('error', () => this.#onOutputEnd());
     child.stderr!.on('data', (chunk: Buffer) => {
       this.#stderr = (this.#stderr + chunk.toString('utf8')).slice(-STDERR_KEPT);
+      for (const line of this.#stderrLines.push(chunk)) this.#record(line, 'err');
+    });
+    child.stderr!.once('end', () => {
+      for (const line of this.#stderrLines.end()) this.#record(line, 'err');
     });
     child.stdin!.on('error', () => {
       // EPIPE once the agent has gone: what it did is what the checks look at.
     });
+    this.#note(child.pid === undefined ? 'spawning' : `started: pid ${child.pid}`);
     void tree.exited.then((exit) => {
       this.#exit = exit;
+      this.#note(exit.error ? `could not start: ${exit.error.message}` : `exited: ${exit.signal ?? `code ${exit.code}`}`);
     });
   }
 
@@ -109,17 +125,18 @@ export class AgentProcess {
     return this.#tree;
   }
 
-  /** Writes `text` as it is (no newline added). */
-  writeRaw(text: string | Buffer): void {
+  /** Writes `text` as it is (no newline added); returns the lines it completed (each recorded as written). */
+  writeRaw(text: string | Buffer): WireLine[] {
     const stdin = this.#tree.child.stdin!;
-    if (!stdin.writable) return;
-    stdin.write(text);
+    if (!stdin.writable) return [];
+    const bytes = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+    stdin.write(bytes);
+    return this.#stdin.push(bytes).map((line) => this.#record(line, 'out'));
   }
 
-  /** Writes one JSON message and its `\n`, and reports it to the tap. */
-  writeLine(message: JsonObject): void {
-    this.#options.tap?.out(message, this.#options.clock());
-    this.writeRaw(`${encodeJson(message)}\n`);
+  /** Writes one JSON message and its `\n`; returns the line as written. */
+  writeLine(message: JsonObject): WireLine | undefined {
+    return this.writeRaw(`${encodeJson(message)}\n`)[0];
   }
 
   /**
@@ -130,25 +147,24 @@ export class AgentProcess {
     const id = rawId ?? String(this.#options.nextId());
     const members = params === undefined ? '' : `,"params":${encodeJson(params)}`;
     const text = `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(method)}${members}}`;
-    const sent = this.track(id, method, text);
-    this.writeRaw(`${text}${terminator}`);
+    const sent = this.track(id, method);
+    sent.line = this.writeRaw(`${text}${terminator}`)[0];
     return sent;
   }
 
   /**
    * Registers a request the caller writes itself (with {@link AgentProcess.writeRaw}, in pieces if
-   * it likes): `rawId` is its id's text, `text` its line (reported to the tap).
+   * it likes): `rawId` is its id's text.
    */
-  track(rawId: string, method: string, text: string): SentLine {
+  track(rawId: string, method: string): SentLine {
     const sent: SentLine = { rawId, method, answers: [] };
     this.sent.set(idKey(rawId), sent);
-    this.#options.tap?.out(JSON.parse(text) as JsonObject, this.#options.clock());
     return sent;
   }
 
-  /** Sends a notification. */
-  notify(method: string, params?: JsonValue): void {
-    this.writeLine(params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params });
+  /** Sends a notification; returns the line as written. */
+  notify(method: string, params?: JsonValue): WireLine | undefined {
+    return this.writeLine(params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params });
   }
 
   /** Resolves with the first answer to `sent` (one received already, or the next), or `undefined` after `ms`. */
@@ -200,33 +216,39 @@ export class AgentProcess {
   }
 
   #onData(chunk: Buffer): void {
-    let start = 0;
-    for (let end = chunk.indexOf(0x0a); end !== -1; end = chunk.indexOf(0x0a, start)) {
-      this.#pending.push(chunk.subarray(start, end));
-      this.#onLine(Buffer.concat(this.#pending));
-      this.#pending = [];
-      start = end + 1;
-    }
-    if (start < chunk.length) this.#pending.push(chunk.subarray(start));
+    for (const bytes of this.#stdout.push(chunk)) this.#onLine(bytes);
   }
 
   #onOutputEnd(): void {
     if (this.#isOutputEnded) return;
-    if (this.#pending.length > 0) this.#onLine(Buffer.concat(this.#pending));
-    this.#pending = [];
+    for (const bytes of this.#stdout.end()) this.#onLine(bytes);
     this.#isOutputEnded = true;
+    this.#note('stdout ended');
     for (const waiter of [...this.#waiters]) waiter.resolve(undefined);
   }
 
   #onLine(bytes: Buffer): void {
-    const line = readWireLine(bytes, this.#options.clock());
+    const line = this.#record(bytes, 'in');
     this.lines.push(line);
-    if (line.message !== undefined) this.#options.tap?.in(line.message, line.at);
     if (isResponseLine(line)) this.#onResponse(line);
     else if (line.message !== undefined && typeof line.message.method === 'string' && line.message.id !== undefined) {
       this.#requests.answer(line.message);
     }
     for (const waiter of [...this.#waiters]) if (waiter.matches(line)) waiter.resolve(line);
+  }
+
+  /** Records one line of `direction` (its bytes without the `\n`) in the transcript, and reports it. */
+  #record(bytes: Buffer, direction: LineDirection): WireLine {
+    const { label, clock, checkOf, onLine } = this.#options;
+    const line = readWireLine(bytes, clock(), { direction, process: label, check: checkOf() });
+    this.transcript.push(line);
+    onLine?.(line);
+    return line;
+  }
+
+  /** Records an event of the process (started, stdout ended, exited). */
+  #note(text: string): void {
+    this.#record(Buffer.from(text, 'utf8'), 'event');
   }
 
   #onResponse(line: WireLine): void {

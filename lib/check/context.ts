@@ -11,7 +11,6 @@ import { type CheckGroup, CheckFailure, fail, notApplicable } from './outcome';
 import { RULES } from './rules';
 import { AcpSchema } from './schema';
 import { shortText, type WireLine } from './wire-line';
-import type { WireTap } from './wire-tap';
 
 /** The bounds and switches of a run, resolved (see `CheckOptions`). */
 export interface CheckSettings {
@@ -73,7 +72,8 @@ export class CheckContext {
   /** What one check leaves for a later one (by the later one's id). */
   readonly memo = new Map<string, unknown>();
   readonly #clock: () => number;
-  readonly #tap: WireTap | undefined;
+  readonly #onLine: ((line: WireLine) => void) | undefined;
+  #check = 'preflight';
   #nextId = 0;
   #shared: { group: CheckGroup; process: AgentProcess; ready: Promise<AgentProcess> } | undefined;
   #own: AgentProcess[] = [];
@@ -81,16 +81,27 @@ export class CheckContext {
   #group: CheckGroup = 'framing';
   #closeTimeoutMs: number;
 
-  constructor(settings: CheckSettings, clock: () => number, tap: WireTap | undefined) {
+  /** `onLine` is called with every line in, out and on stderr of every process, and their events (the evidence trace). */
+  constructor(settings: CheckSettings, clock: () => number, onLine?: (line: WireLine) => void) {
     this.settings = settings;
     this.#clock = clock;
-    this.#tap = tap;
+    this.#onLine = onLine;
     this.#closeTimeoutMs = Math.min(settings.exitTimeoutMs, DONE_CLOSE_MS);
   }
 
   /** The run is stopped: agents still running get SIGTERM at once when they are closed, not after `exitTimeoutMs`. */
   hurry(): void {
     this.#closeTimeoutMs = Math.min(this.#closeTimeoutMs, HURRIED_CLOSE_MS);
+  }
+
+  /** The id of the check under way (`preflight` before the first): every line seen is tagged with it. */
+  get currentCheck(): string {
+    return this.#check;
+  }
+
+  /** Marks the start of the check `id` (for the lines' tags). */
+  beginCheck(id: string): void {
+    this.#check = id;
   }
 
   /** Marks the start of a check of `group` (the shared agent belongs to one group). */
@@ -236,7 +247,9 @@ export class CheckContext {
       cwd: this.settings.cwd,
       env: this.settings.env,
       clock: this.#clock,
-      tap: this.#tap,
+      label: `agent-${this.processes.length + 1}`,
+      checkOf: () => this.#check,
+      onLine: this.#onLine,
       nextId: () => ++this.#nextId,
     });
     this.processes.push(agent);

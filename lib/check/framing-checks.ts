@@ -7,7 +7,7 @@
 import { ErrorCode } from '../jsonrpc/errors';
 import { stateOf, UNKNOWN_METHOD } from './context';
 import { RULES } from './rules';
-import { type Check, fail, pass } from './outcome';
+import { type Check, fail, pass, withEvidence } from './outcome';
 import { errorCodeOf, shortText, type WireLine } from './wire-line';
 
 /** A request id made of characters of 2, 3 and 4 UTF-8 bytes. */
@@ -22,9 +22,10 @@ const crlf: Check = {
     const agent = await context.agent();
     const sent = agent.request(UNKNOWN_METHOD, { text: 'line ended by \\r\\n' }, undefined, '\r\n');
     const answer = await agent.nextLine((line) => sent.answers.includes(line) || agent.strays.includes(line), context.settings.timeoutMs);
-    if (!answer) return fail(`no answer within ${context.settings.timeoutMs} ms to a request ended by CRLF${stateOf(agent)}`);
+    if (!answer)
+      return withEvidence(fail(`no answer within ${context.settings.timeoutMs} ms to a request ended by CRLF${stateOf(agent)}`), sent.line);
     if (errorCodeOf(answer) === ErrorCode.ParseError)
-      return fail(`a request ended by CRLF was answered as a parse error: ${shortText(answer.text)}`);
+      return withEvidence(fail(`a request ended by CRLF was answered as a parse error: ${shortText(answer.text)}`), sent.line, answer);
     return pass();
   },
 };
@@ -39,16 +40,23 @@ const utf8: Check = {
     const text = `{"jsonrpc":"2.0","id":${JSON.stringify(UTF8_ID)},"method":"${UNKNOWN_METHOD}","params":{"text":"${UTF8_ID}"}}\n`;
     const bytes = Buffer.from(text, 'utf8');
     const split = bytes.indexOf(Buffer.from('😀', 'utf8')) + 2;
-    const sent = agent.track(JSON.stringify(UTF8_ID), UNKNOWN_METHOD, text.trimEnd());
+    const sent = agent.track(JSON.stringify(UTF8_ID), UNKNOWN_METHOD);
     agent.writeRaw(bytes.subarray(0, split));
     await context.pause(20);
-    agent.writeRaw(bytes.subarray(split));
+    sent.line = agent.writeRaw(bytes.subarray(split))[0];
     const answer = await agent.nextLine((line) => sent.answers.includes(line) || agent.strays.includes(line), context.settings.timeoutMs);
     if (!answer)
-      return fail(`no answer within ${context.settings.timeoutMs} ms to a request with the id ${JSON.stringify(UTF8_ID)}${stateOf(agent)}`);
-    if (!answer.isUtf8) return fail(`the answer is not UTF-8: ${answer.bytes.toString('hex')}`);
+      return withEvidence(
+        fail(`no answer within ${context.settings.timeoutMs} ms to a request with the id ${JSON.stringify(UTF8_ID)}${stateOf(agent)}`),
+        sent.line,
+      );
+    if (!answer.isUtf8) return withEvidence(fail(`the answer is not UTF-8: ${answer.bytes.toString('hex')}`), sent.line, answer);
     if (answer.message?.id !== UTF8_ID)
-      return fail(`the id ${JSON.stringify(UTF8_ID)} came back as ${JSON.stringify(answer.message?.id)}: ${shortText(answer.text)}`);
+      return withEvidence(
+        fail(`the id ${JSON.stringify(UTF8_ID)} came back as ${JSON.stringify(answer.message?.id)}: ${shortText(answer.text)}`),
+        sent.line,
+        answer,
+      );
     return pass();
   },
 };
@@ -61,7 +69,7 @@ const malformedLine: Check = {
   async run(context) {
     const agent = await context.agent();
     const before = agent.strays.length;
-    agent.writeRaw('{"jsonrpc":"2.0","id":7,"method":\n');
+    const [malformed] = agent.writeRaw('{"jsonrpc":"2.0","id":7,"method":\n');
     // A request right behind it: its answer shows the malformed line was read (and dropped, if nothing answered it).
     await context.expectServing(agent, 'a malformed line');
     const isParseError = (line: WireLine): boolean => errorCodeOf(line) === ErrorCode.ParseError;
@@ -70,13 +78,19 @@ const malformedLine: Check = {
       (await agent.nextLine((line) => agent.strays.indexOf(line) >= before && isParseError(line), context.settings.quietMs));
     if (!answer) {
       const other = agent.strays.slice(before)[0];
-      if (other) return fail(`a malformed line was answered without -32700: ${shortText(other.text)}; it still serves`);
-      return fail('a malformed line got no answer (a request sent after it did); it still serves');
+      if (other)
+        return withEvidence(
+          fail(`a malformed line was answered without -32700: ${shortText(other.text)}; it still serves`),
+          malformed,
+          other,
+        );
+      return withEvidence(fail('a malformed line got no answer (a request sent after it did); it still serves'), malformed);
     }
     if (answer.message?.id !== null)
-      return fail(
-        `the -32700 answer has no id (JSON-RPC: "id": null): ${shortText(answer.text)}; it still serves`,
-        RULES.nullIdOnParseError,
+      return withEvidence(
+        fail(`the -32700 answer has no id (JSON-RPC: "id": null): ${shortText(answer.text)}; it still serves`, RULES.nullIdOnParseError),
+        malformed,
+        answer,
       );
     return pass();
   },
@@ -98,7 +112,7 @@ const jsonLines: Check = {
       : first.text === ''
         ? 'an empty line'
         : shortText(first.text);
-    return fail(`${bad.length} of ${lines.length} lines are not one JSON object; the first: ${what}`);
+    return withEvidence(fail(`${bad.length} of ${lines.length} lines are not one JSON object; the first: ${what}`), ...bad.slice(0, 5));
   },
 };
 

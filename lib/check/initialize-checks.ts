@@ -7,7 +7,7 @@
 import { isJsonObject, type JsonObject } from '../jsonrpc/message';
 import type { CheckContext } from './context';
 import { RULES } from './rules';
-import { type Check, type CheckOutcome, fail, notApplicable, pass } from './outcome';
+import { type Check, type CheckOutcome, fail, notApplicable, pass, withEvidence } from './outcome';
 import { shortText, type WireLine } from './wire-line';
 
 /** Where the answer to each offer is kept for the later checks. */
@@ -17,7 +17,7 @@ const answerKey = (offer: number): string => `initialize:${offer}`;
 function resultOf(answer: WireLine): JsonObject | CheckOutcome {
   const result = answer.message?.result;
   if (isJsonObject(result)) return result;
-  return fail(`initialize was not answered with a result: ${shortText(answer.text)}`);
+  return withEvidence(fail(`initialize was not answered with a result: ${shortText(answer.text)}`), answer);
 }
 
 /** Offers `offer` to a new agent; returns the version it answered, or a failure. */
@@ -103,7 +103,7 @@ const capabilities: Check = {
     if (version !== 1 && version !== 2) return notApplicable(`no official schema for version ${JSON.stringify(version)}`);
     const errors = context.schema.errors('InitializeResponse', result, version);
     if (errors.length === 0) return pass(`v${version} InitializeResponse`);
-    return fail(`${errors.length} schema error(s): ${errors.slice(0, 3).join('; ')}`);
+    return withEvidence(fail(`${errors.length} schema error(s): ${errors.slice(0, 3).join('; ')}`), answer);
   },
 };
 

@@ -9,8 +9,8 @@ import { CANCEL_REQUEST_METHOD } from '../jsonrpc/protocol';
 import type { AgentProcess } from './agent-process';
 import { RULES } from './rules';
 import { type CheckContext, stateOf, UNKNOWN_METHOD } from './context';
-import { type Check, type CheckOutcome, fail, pass } from './outcome';
-import { errorCodeOf, shortText } from './wire-line';
+import { type Check, type CheckOutcome, fail, pass, withEvidence } from './outcome';
+import { errorCodeOf, idKey, shortText } from './wire-line';
 
 /**
  * Ids the ACP schema allows (a string, or an integer within int64) whose echo a careless peer gets
@@ -19,13 +19,17 @@ import { errorCodeOf, shortText } from './wire-line';
  */
 const TRICKY_IDS = ['9007199254740993', '-1', '0', '"id \\"quoted\\""'];
 
-/** Sends one request with the id `rawId` and compares the id of the first answer that comes back. */
-async function echoes(context: CheckContext, agent: AgentProcess, rawId: string): Promise<string | undefined> {
+/** Sends one request with the id `rawId` and compares the id of the first answer that comes back: a failure, or undefined. */
+async function echoes(context: CheckContext, agent: AgentProcess, rawId: string): Promise<CheckOutcome | undefined> {
   const sent = agent.request(UNKNOWN_METHOD, undefined, rawId);
   const answer = await agent.nextLine((line) => sent.answers.includes(line) || agent.strays.includes(line), context.settings.timeoutMs);
-  if (!answer) return `no answer within ${context.settings.timeoutMs} ms to the request with id ${rawId}${stateOf(agent)}`;
+  if (!answer)
+    return withEvidence(
+      fail(`no answer within ${context.settings.timeoutMs} ms to the request with id ${rawId}${stateOf(agent)}`),
+      sent.line,
+    );
   if (sent.answers.includes(answer)) return undefined;
-  return `the id ${rawId} came back as ${answer.rawId ?? '(none)'}: ${shortText(answer.text)}`;
+  return withEvidence(fail(`the id ${rawId} came back as ${answer.rawId ?? '(none)'}: ${shortText(answer.text)}`), sent.line, answer);
 }
 
 const idEcho: Check = {
@@ -35,13 +39,15 @@ const idEcho: Check = {
   rule: RULES.idEchoed,
   async run(context) {
     const agent = await context.agent();
-    const problems: string[] = [];
+    const problems: CheckOutcome[] = [];
     for (const rawId of TRICKY_IDS) {
       const problem = await echoes(context, agent, rawId);
       if (problem) problems.push(problem);
       if (agent.isOutputEnded) break;
     }
-    return problems.length === 0 ? pass() : fail(problems.join('; '));
+    if (problems.length === 0) return pass();
+    const message = problems.map((problem) => problem.message).join('; ');
+    return withEvidence(fail(message), ...problems.flatMap((problem) => problem.evidence ?? []));
   },
 };
 
@@ -55,7 +61,10 @@ const unknownMethod: Check = {
     const answer = await context.expectAnswer(agent, UNKNOWN_METHOD, { why: 'acp-wire check' });
     const code = errorCodeOf(answer);
     if (code === ErrorCode.MethodNotFound) return pass();
-    return fail(`${UNKNOWN_METHOD} was answered ${code === undefined ? 'without an error' : `with ${code}`}: ${shortText(answer.text)}`);
+    const problem = fail(
+      `${UNKNOWN_METHOD} was answered ${code === undefined ? 'without an error' : `with ${code}`}: ${shortText(answer.text)}`,
+    );
+    return withEvidence(problem, agent.sent.get(idKey(answer.rawId ?? ''))?.line, answer);
   },
 };
 
@@ -66,12 +75,12 @@ const unknownMethod: Check = {
 async function unanswered(context: CheckContext, notifications: readonly [string, object | undefined][]): Promise<CheckOutcome> {
   const agent = await context.agent();
   const before = agent.strays.length;
-  for (const [method, params] of notifications) agent.notify(method, params as never);
+  const sent = notifications.map(([method, params]) => agent.notify(method, params as never));
   await context.expectServing(agent, `the notifications ${notifications.map(([method]) => method).join(', ')}`);
   await context.pause(context.settings.quietMs);
   const strays = agent.strays.slice(before);
   if (strays.length === 0) return pass();
-  return fail(`a notification was answered: ${shortText(strays[0]!.text)}`);
+  return withEvidence(fail(`a notification was answered: ${shortText(strays[0]!.text)}`), ...sent, ...strays);
 }
 
 const unknownNotification: Check = {
@@ -108,9 +117,8 @@ const oneAnswer: Check = {
     for (const agent of context.processes) {
       for (const sent of agent.sent.values()) {
         if (sent.answers.length > 1) {
-          return fail(
-            `${sent.method} (id ${sent.rawId}) was answered ${sent.answers.length} times; the second: ${shortText(sent.answers[1]!.text)}`,
-          );
+          const message = `${sent.method} (id ${sent.rawId}) was answered ${sent.answers.length} times; the second: ${shortText(sent.answers[1]!.text)}`;
+          return withEvidence(fail(message), sent.line, ...sent.answers);
         }
       }
     }

@@ -5,6 +5,7 @@
  */
 import type { CheckContext } from './context';
 import type { Rule, Severity } from './rules';
+import type { WireLine } from './wire-line';
 
 /**
  * How one check came out: `pass`; `fail`; `info` (the agent did something its rule allows and a
@@ -34,6 +35,8 @@ export interface CheckOutcome {
   readonly message?: string;
   /** The rule this outcome is about, when it is not the check's own (a check that looks at several things). */
   readonly rule?: Rule;
+  /** The lines that show it, as they crossed (what was sent, what came back), in order. */
+  readonly evidence?: readonly WireLine[];
 }
 
 /** One line of a report. */
@@ -104,6 +107,12 @@ export function fail(message: string, rule?: Rule): CheckOutcome {
 /** What the agent did that its rule allows, for a client to know; `rule` when it is not the check's own. */
 export function info(message: string, rule?: Rule): CheckOutcome {
   return rule === undefined ? { status: 'info', message } : { status: 'info', message, rule };
+}
+
+/** `outcome` with `lines` as its evidence (those undefined left out: a line never written or never received). */
+export function withEvidence(outcome: CheckOutcome, ...lines: (WireLine | undefined)[]): CheckOutcome {
+  const evidence = [...(outcome.evidence ?? []), ...lines.filter((line): line is WireLine => line !== undefined)];
+  return { ...outcome, evidence };
 }
 
 /** A check that does not apply, and why. */

@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { splitCommandLine } from '../chain/command-line';
-import { TraceFileWriter } from '../trace/file';
+import { packageVersion } from '../support/package-version';
 import { type ModelStub, STUBBED_AGENTS, startModelStub, stubbedAgentOf } from './model-stub';
 import { CHECKS } from './battery';
 import { type CheckSettings, CheckContext } from './context';
@@ -13,7 +13,7 @@ import type { Check, CheckReport, CheckResult } from './outcome';
 import { buildReport } from './report';
 import { SEVERITIES, type Severity } from './rules';
 import { runChecks } from './runner';
-import { traceTap } from './wire-tap';
+import { EvidenceTrace } from './evidence-trace';
 
 /** The default of {@link CheckOptions.deadlineMs}. */
 export const DEFAULT_DEADLINE_MS = 300_000;
@@ -54,7 +54,10 @@ export interface CheckOptions {
   turns?: boolean;
   /** Run only these checks: ids (`json-rpc.id-echo`) or groups (`framing`). Default: all. */
   only?: readonly string[];
-  /** Writes every message of the run to this trace file (docs/tracing.md; `acp-wire trace view FILE`). */
+  /**
+   * Writes every line of the run to this file as it crossed, each tagged with the check under way
+   * and the process (an evidence trace, readable in a terminal: docs/check.md).
+   */
   traceFile?: string;
   /**
    * Starts a fake model server on 127.0.0.1 for an agent whose backend acp-wire knows (a word of the
@@ -165,9 +168,9 @@ async function run(
     ...settingsOf(argv, withStub(options, stub)),
     finishHeldTurns: stub && (() => stub.server.finishHeldTurns()),
   };
-  const trace = options.traceFile === undefined ? undefined : TraceFileWriter.open(options.traceFile);
+  const trace = options.traceFile === undefined ? undefined : EvidenceTrace.open(options.traceFile, command, packageVersion());
   const began = performance.now();
-  const context = new CheckContext(settings, () => performance.now() - began, trace && traceTap((event) => trace.write(event)));
+  const context = new CheckContext(settings, () => performance.now() - began, trace && ((line) => trace.write(line)));
   try {
     const { results, notRun } = await runChecks(checks, context, options.signal, (result) => options.onResult?.(result));
     return buildReport(command, results, notRun, options);

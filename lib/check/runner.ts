@@ -8,6 +8,16 @@
 import { type CheckContext, type CheckSettings } from './context';
 import { type Check, CheckFailure, type CheckOutcome, type CheckResult, fail } from './outcome';
 import { preflight } from './preflight';
+import type { WireLine } from './wire-line';
+
+/** How many of a check's own lines stand as the evidence of an outcome that names none (the last ones). */
+const EVIDENCE_LINES = 40;
+
+/** The last lines the check `id` saw, in and out of every process, with their stderr and events, in time order. */
+function linesOf(context: CheckContext, id: string): WireLine[] {
+  const lines = context.processes.flatMap((agent) => agent.transcript.filter((line) => line.check === id));
+  return lines.sort((a, b) => a.at - b.at).slice(-EVIDENCE_LINES);
+}
 
 /** What a run gives back: the results of the checks that ran, and those that did not (the deadline passed). */
 export interface RunResults {
@@ -51,6 +61,7 @@ async function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<
 
 async function runOne(check: Check, context: CheckContext, signal: AbortSignal): Promise<CheckResult> {
   signal.throwIfAborted();
+  context.beginCheck(check.id);
   const start = performance.now();
   let timer: NodeJS.Timeout | undefined;
   const budget = budgetOf(context.settings);
@@ -67,6 +78,8 @@ async function runOne(check: Check, context: CheckContext, signal: AbortSignal):
     clearTimeout(timer);
     await context.closeOwn();
   }
+  if (outcome.status !== 'pass' && outcome.status !== 'not-applicable' && outcome.evidence === undefined)
+    outcome = { ...outcome, evidence: linesOf(context, check.id) };
   const rule = outcome.rule ?? check.rule;
   const { id, group, title } = check;
   return { id, group, title, ...outcome, rule, severity: rule.severity, durationMs: Math.round(performance.now() - start) };

@@ -9,7 +9,7 @@ import { ErrorCode } from '../jsonrpc/errors';
 import { CANCEL_REQUEST_METHOD } from '../jsonrpc/protocol';
 import type { CheckContext } from './context';
 import { RULES } from './rules';
-import { type Check, fail, info, notApplicable, pass } from './outcome';
+import { type Check, fail, info, notApplicable, pass, withEvidence } from './outcome';
 import type { SentLine } from './agent-process';
 import { type CheckSession, checkSession, describeEnd, type FinishedTurn, runTurn, sendPrompt, stopReasonOf, turnUnderWay } from './turns';
 import { ECHO_MARKER } from './fake-model-host';
@@ -157,7 +157,7 @@ const updatesValid: Check = {
         if (line.message?.method !== 'session/update') continue;
         count++;
         const errors = context.schema.errors(definition, line.message.params, version);
-        if (errors.length > 0) return fail(`${errors.slice(0, 2).join('; ')} in ${shortText(line.text)}`);
+        if (errors.length > 0) return withEvidence(fail(`${errors.slice(0, 2).join('; ')} in ${shortText(line.text)}`), line);
       }
     }
     if (count === 0)

@@ -7,11 +7,26 @@
 import { findRawId } from '../framing/raw-id';
 import { isJsonObject, type JsonObject } from '../jsonrpc/message';
 
-/** One line of an agent's stdout (or one the check wrote to its stdin). */
-export interface WireLine {
-  /** Milliseconds since the check began. */
+/**
+ * Which way a line went: `in` from the process's stdout, `out` to its stdin, `err` on its stderr;
+ * `event` is the run's own note about the process (started, stdout ended, exited).
+ */
+export type LineDirection = 'in' | 'out' | 'err' | 'event';
+
+/** Where a line was seen: its direction, the process, and the check under way. */
+export interface LinePlace {
+  readonly direction: LineDirection;
+  /** The process, as the run names it (`agent-3`). */
+  readonly process: string;
+  /** The id of the check under way (`preflight` before the first). */
+  readonly check: string;
+}
+
+/** One line of an agent's stdout (or one the check wrote to its stdin, or one of its stderr). */
+export interface WireLine extends LinePlace {
+  /** Milliseconds since the run began. */
   readonly at: number;
-  /** The line's bytes, without its `\n`. */
+  /** The line's bytes, without its `\n` (a `\r` before it kept). */
   readonly bytes: Buffer;
   /** The line decoded as UTF-8, without a final `\r`. */
   readonly text: string;
@@ -25,8 +40,8 @@ export interface WireLine {
 
 const strictDecoder = new TextDecoder('utf-8', { fatal: true });
 
-/** Reads one received line (its bytes without the `\n`). */
-export function readWireLine(bytes: Buffer, at: number): WireLine {
+/** Reads one line (its bytes without the `\n`), seen at `at` in `place`. */
+export function readWireLine(bytes: Buffer, at: number, place: LinePlace): WireLine {
   let text: string;
   let isUtf8 = true;
   try {
@@ -43,7 +58,7 @@ export function readWireLine(bytes: Buffer, at: number): WireLine {
   } catch {
     // Not JSON: `message` stays undefined, and the framing check reports the line.
   }
-  return { at, bytes, text, isUtf8, message, rawId: message === undefined ? undefined : findRawId(text) };
+  return { ...place, at, bytes, text, isUtf8, message, rawId: message === undefined ? undefined : findRawId(text) };
 }
 
 /**

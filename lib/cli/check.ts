@@ -7,6 +7,8 @@
 import { writeFileSync } from 'node:fs';
 import { formatBaseline } from '../check/baseline';
 import { formatCheckReport } from '../check/format';
+import { toJsonReport, toJsonUnusable } from '../check/json-report';
+import { toJunitUnusable, toJunitXml } from '../check/junit';
 import type { CheckReport, CheckResult } from '../check/outcome';
 import { AgentUnusableError } from '../check/preflight';
 import { buildReport } from '../check/report';
@@ -27,15 +29,17 @@ allows); or n/a with the reason; grouped as framing, json-rpc, initialize, sessi
 (see docs/check.md).
 
 options:
-  --json               print the report as JSON (for CI)
+  --json               print the report as JSON (for CI: schemaVersion, the tool's version, each
+                       result's rule and evidence, the lines exactly as they crossed)
+  --junit FILE         also write the report as JUnit XML to FILE
   --fail-on SEVERITY   the lowest severity of a failure that fails the run: must (the default:
                        what the ACP spec or JSON-RPC 2.0 requires), should, or practice
   --baseline FILE      the failures expected today, one check id per line (# comments): they
                        do not fail the run; a new failure does, and so does an entry whose check
                        now passes (stale)
   --write-baseline FILE  write the run's failures (at or above --fail-on) as a baseline
-  --trace-file PATH    write every message of the run to PATH, in the trace format
-                       "acp-wire trace view PATH" shows
+  --trace-file PATH    write every line of the run to PATH exactly as it crossed (stdin, stdout,
+                       stderr, process events), each tagged with the check and the process
   --no-turns           do not run turns (session/prompt): the turn checks are n/a; for an agent
                        that has no model to talk to
   --model-stub         start a fake model server on 127.0.0.1 for an agent whose backend acp-wire
@@ -100,7 +104,7 @@ export const check: Subcommand = {
       return exitCodeOf(report);
     } catch (error) {
       if (error instanceof AgentUnusableError && stoppedBy === undefined) {
-        reportLine(NAME, error.message);
+        writeUnusable(args, error);
         return EXIT_AGENT_UNUSABLE;
       }
       if (stoppedBy === undefined) throw error;
@@ -123,8 +127,17 @@ export const check: Subcommand = {
 
 /** The report on stdout (text or JSON), and in the files asked for (JUnit, a baseline). */
 function writeOutputs(args: CheckArgs, report: CheckReport): void {
-  process.stdout.write(args.isJson ? `${JSON.stringify(report, null, 2)}\n` : formatCheckReport(report));
+  process.stdout.write(args.isJson ? `${JSON.stringify(toJsonReport(report), null, 2)}\n` : formatCheckReport(report));
+  if (args.junitFile !== undefined) writeFileSync(args.junitFile, toJunitXml(report));
   if (args.writeBaseline !== undefined) writeFileSync(args.writeBaseline, formatBaseline(report));
+}
+
+/** A run that could not start its agent: one line on stderr, and the JSON and JUnit documents asked for. */
+function writeUnusable(args: CheckArgs, error: AgentUnusableError): void {
+  reportLine(NAME, error.message);
+  const command = commandText(args.command);
+  if (args.isJson) process.stdout.write(`${JSON.stringify(toJsonUnusable(command, error), null, 2)}\n`);
+  if (args.junitFile !== undefined) writeFileSync(args.junitFile, toJunitUnusable(command, error));
 }
 
 function commandText(command: string | string[]): string {

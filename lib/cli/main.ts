@@ -4,9 +4,8 @@
  *
  * @packageDocumentation
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { CommandLineError } from '../chain/command-line';
+import { packageVersion } from '../support/package-version';
 import { UsageError, wantsHelp } from './arguments';
 import { COMMANDS } from './commands';
 import { describeSystemError, isSystemError, report, type CliContext, type Subcommand } from './subcommand';
@@ -22,18 +21,6 @@ ${list}
   acp-wire <command> --help   the command's options
   acp-wire --help, -h         show this text
   acp-wire --version          print the version`;
-}
-
-/** The version in acp-wire's package.json (found from this file in `lib/` or `dist/lib/`). */
-export function packageVersion(): string {
-  for (let dir = __dirname; ; dir = dirname(dir)) {
-    const file = join(dir, 'package.json');
-    if (existsSync(file)) {
-      const manifest = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
-      if (manifest.name === 'acp-wire' && manifest.version) return manifest.version;
-    }
-    if (dirname(dir) === dir) return '0.0.0';
-  }
 }
 
 /**

@@ -179,6 +179,24 @@ describe('acp-wire check', function () {
     }
   });
 
+  it('--json and --junit for an agent it cannot use: the error as JSON and as a JUnit error, exit 3', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'acp-wire-check-'));
+    try {
+      const junit = join(dir, 'check.xml');
+      const agent = [process.execPath, ...fixtureArgs('check/unusable-agent', ['--mode', 'exit'])];
+      const run = check('--json', '--junit', junit, '--', ...agent);
+      expect(run.status, run.stderr).to.equal(3);
+      const json = JSON.parse(run.stdout) as { schemaVersion: number; isOk: boolean; error: { code: string; reason: string } };
+      expect(json).to.include({ schemaVersion: 1, isOk: false });
+      expect(json.error).to.include({ code: 'ACP_WIRE_CHECK_AGENT_UNUSABLE', reason: 'exited' });
+      expect(readFileSync(junit, 'utf8')).to.include(
+        '<error type="exited" message="the agent exited (code 1) before it answered initialize;',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('--deadline: a run that cannot finish in time prints what ran and what did not, exit 4, none of its processes left', () => {
     const dir = mkdtempSync(join(tmpdir(), 'acp-wire-check-'));
     try {
