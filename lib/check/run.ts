@@ -61,8 +61,9 @@ export interface CheckOptions {
   traceFile?: string;
   /**
    * Starts a fake model server on 127.0.0.1 for an agent whose backend acp-wire knows (a word of the
-   * command names `codex-acp`, `claude-code-acp` or `claude-agent-acp`), and runs the agent in a
-   * throwaway `$HOME` pointed at it (`sessionCwd` defaults to that home). Default false.
+   * command names `codex-acp`, `claude-code-acp`, `claude-agent-acp`, gemini-cli or opencode: see
+   * `STUBBED_AGENTS`), and runs the agent in a throwaway `$HOME` pointed at it (`sessionCwd`
+   * defaults to that home). Default false.
    */
   modelStub?: boolean;
   /**

@@ -12,7 +12,7 @@ import { RULES } from './rules';
 import { type Check, fail, info, notApplicable, pass, withEvidence } from './outcome';
 import type { SentLine } from './agent-process';
 import { type CheckSession, checkSession, describeEnd, type FinishedTurn, runTurn, sendPrompt, stopReasonOf, turnUnderWay } from './turns';
-import { ECHO_MARKER } from './fake-model-host';
+import { ECHO_MARKER } from './fake-models/host';
 import { errorCodeOf, shortText } from './wire-line';
 
 const CANCELLED_KEY = 'cancelled-session';

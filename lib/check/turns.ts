@@ -8,7 +8,7 @@ import { isJsonObject, type JsonObject } from '../jsonrpc/message';
 import { type AgentProcess, paramsOf, type SentLine } from './agent-process';
 import { type CheckContext, stateOf } from './context';
 // A prompt holding it makes the fake model servers of `--model-stub` hold the turn open after its first word.
-import { HOLD_MARKER } from './fake-model-host';
+import { HOLD_MARKER } from './fake-models/host';
 import { CheckFailure, fail, notApplicable } from './outcome';
 import { shortText, type WireLine } from './wire-line';
 

@@ -43,9 +43,9 @@ options:
   --no-turns           do not run turns (session/prompt): the turn checks are n/a; for an agent
                        that has no model to talk to
   --model-stub         start a fake model server on 127.0.0.1 for an agent whose backend acp-wire
-                       knows (codex-acp: the OpenAI Responses API; claude-code-acp and
-                       claude-agent-acp: the Anthropic Messages API), and point the agent at it
-                       in a throwaway $HOME
+                       knows (codex-acp: OpenAI Responses; claude-code-acp, claude-agent-acp:
+                       Anthropic Messages; gemini-cli: the Gemini API; opencode: OpenAI Chat
+                       Completions), and point the agent at it in a throwaway $HOME
   --env NAME=VALUE     set a variable in the agent's environment (repeatable)
   --only NAME          run only this check or group (repeatable)
   --timeout MS         how long to wait for an answer or a turn (default 10000)

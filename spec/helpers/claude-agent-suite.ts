@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { AcpClient, spawnConnection, type ChildConnection } from '../../lib';
 import { claudeVariables } from '../../lib/check/model-stub';
-import { HOLD_MARKER, startFakeAnthropicServer, type FakeAnthropicServer } from '../../lib/check/fake-anthropic-server';
+import { HOLD_MARKER, startFakeAnthropicServer, type FakeAnthropicServer } from '../../lib/check/fake-models/anthropic-messages';
 import type { LineReader } from './lines';
 import { descendants, isRunning } from './process-table';
 import { CLI, PASSTHROUGH_PROXY, useBuild } from './processes';

@@ -5,11 +5,11 @@
  */
 import { readFileSync } from 'node:fs';
 import type { AcpClient, AcpV1 } from '../../lib';
-import { startFakeAnthropicServer } from '../../lib/check/fake-anthropic-server';
-import { startFakeModelServer, type RecordedRequest } from '../../lib/check/fake-model-server';
-import type { Recording } from '../../lib/check/recording';
+import { startFakeAnthropicServer } from '../../lib/check/fake-models/anthropic-messages';
+import { startFakeModelServer, type RecordedRequest } from '../../lib/check/fake-models/openai-responses';
+import type { Recording } from '../../lib/check/fake-models/recording';
 import type { TestMcpServer } from '../fixtures/test-mcp-server';
-import type { ScriptedToolCall, ToolCallScript } from '../../lib/check/tool-call-script';
+import type { ScriptedToolCall, ToolCallScript } from '../../lib/check/fake-models/tool-call-script';
 import { claudeEnv } from './claude-agent-suite';
 import { liveProcesses } from './process-table';
 import { REAL_PEERS, installedVersion, writeCodexConfig, type TempHome } from './real-peers';

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { AcpClient, spawnConnection, type ChildConnection } from '../../lib';
-import { HOLD_MARKER, startFakeModelServer, type FakeModelServer } from '../../lib/check/fake-model-server';
+import { HOLD_MARKER, startFakeModelServer, type FakeModelServer } from '../../lib/check/fake-models/openai-responses';
 import type { LineReader } from '../helpers/lines';
 import { descendants, isRunning } from '../helpers/process-table';
 import { CLI, PASSTHROUGH_PROXY, ROOT, useBuild } from '../helpers/processes';

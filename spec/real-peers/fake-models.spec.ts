@@ -4,8 +4,8 @@
  * and a recorded error when the tool is not offered.
  */
 import { expect } from 'chai';
-import { startFakeAnthropicServer, type FakeAnthropicServer } from '../../lib/check/fake-anthropic-server';
-import { startFakeModelServer, type FakeModelServer } from '../../lib/check/fake-model-server';
+import { startFakeAnthropicServer, type FakeAnthropicServer } from '../../lib/check/fake-models/anthropic-messages';
+import { startFakeModelServer, type FakeModelServer } from '../../lib/check/fake-models/openai-responses';
 
 /** The `data` of each server-sent event of a response, parsed. */
 async function events(response: Response): Promise<Record<string, unknown>[]> {
