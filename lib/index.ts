@@ -104,7 +104,7 @@ export { CREDENTIAL_ENV_WORDS, CREDENTIAL_QUERY_KEYS, REDACTED, redactCredential
 export { CHECK_GROUPS } from './check/outcome';
 export type { CheckCounts, CheckGroup, CheckOutcome, CheckReport, CheckResult, CheckStatus } from './check/outcome';
 export type { Rule, Severity } from './check/rules';
-export { checkAgent } from './check/run';
+export { checkAgent, checkProxy } from './check/run';
 export type { CheckOptions } from './check/run';
 export { AgentUnusableError } from './check/preflight';
 export type { AgentUnusableReason } from './check/preflight';

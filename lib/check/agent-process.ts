@@ -54,6 +54,11 @@ export class AgentProcess {
   readonly strays: WireLine[] = [];
   /** Requests the check sent, by {@link idKey} of their id. */
   readonly sent = new Map<string, SentLine>();
+  /**
+   * Answers a request the process sent before the default answers do (a permission granted, else
+   * `-32601`): returns true when it handled it (answered, or keeps it to answer later).
+   */
+  requestHandler: ((line: WireLine) => boolean) | undefined;
   readonly #tree: ProcessTree;
   readonly #options: AgentProcessOptions;
   readonly #requests: AgentRequests;
@@ -162,6 +167,11 @@ export class AgentProcess {
     return sent;
   }
 
+  /** Answers the request of the process whose id's text is `rawId` (written as it is) with a result or an error object. */
+  respond(rawId: string, outcome: { result: JsonValue } | { error: JsonObject }): WireLine | undefined {
+    return this.writeRaw(`{"jsonrpc":"2.0","id":${rawId},${encodeJson(outcome).slice(1)}\n`)[0];
+  }
+
   /** Sends a notification; returns the line as written. */
   notify(method: string, params?: JsonValue): WireLine | undefined {
     return this.writeLine(params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params });
@@ -177,6 +187,15 @@ export class AgentProcess {
   /** Sends a request and waits for its answer (`undefined`: none within `ms`). */
   async call(method: string, params: JsonValue | undefined, ms: number): Promise<WireLine | undefined> {
     return this.answer(this.request(method, params), ms);
+  }
+
+  /**
+   * Resolves with the first line received since `lines[from]` that `matches` (one received already,
+   * or the next), or `undefined` after `ms` or once stdout ends.
+   */
+  lineAfter(from: number, matches: (line: WireLine) => boolean, ms: number): Promise<WireLine | undefined> {
+    const found = this.lines.slice(from).find(matches);
+    return found ? Promise.resolve(found) : this.nextLine(matches, ms);
   }
 
   /** Resolves with the next line received that `matches`, or `undefined` after `ms` or once stdout ends. */
@@ -232,7 +251,7 @@ export class AgentProcess {
     this.lines.push(line);
     if (isResponseLine(line)) this.#onResponse(line);
     else if (line.message !== undefined && typeof line.message.method === 'string' && line.message.id !== undefined) {
-      this.#requests.answer(line.message);
+      if (!this.requestHandler?.(line)) this.#requests.answer(line.message);
     }
     for (const waiter of [...this.#waiters]) if (waiter.matches(line)) waiter.resolve(line);
   }

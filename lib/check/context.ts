@@ -8,14 +8,21 @@
 import type { JsonObject, JsonValue } from '../jsonrpc/message';
 import { AgentProcess } from './agent-process';
 import { type CheckGroup, CheckFailure, fail, notApplicable } from './outcome';
+import { PROXY_INITIALIZE_METHOD } from '../jsonrpc/protocol';
 import { RULES } from './rules';
+import { playSuccessorAndClient } from './successor-peer';
 import { AcpSchema } from './schema';
 import { shortText, type WireLine } from './wire-line';
 
 /** The bounds and switches of a run, resolved (see `CheckOptions`). */
 export interface CheckSettings {
-  /** The agent's program and arguments. */
+  /** The program and arguments of the process under check. */
   readonly argv: readonly string[];
+  /**
+   * What it is: an `agent` (initialized with `initialize`), or a `proxy` (initialized with
+   * `proxy/initialize`; the check plays its conductor, successor and client).
+   */
+  readonly role: 'agent' | 'proxy';
   /** The agent's working directory. */
   readonly cwd: string;
   /** The `cwd` of the sessions the checks open (absolute). */
@@ -177,7 +184,8 @@ export class CheckContext {
    * @throws CheckFailure when there is none within the timeout
    */
   async initialize(agent: AgentProcess, version: number): Promise<WireLine> {
-    return this.expectAnswer(agent, 'initialize', initializeParams(version));
+    const method = this.settings.role === 'proxy' ? PROXY_INITIALIZE_METHOD : 'initialize';
+    return this.expectAnswer(agent, method, initializeParams(version));
   }
 
   /**
@@ -252,6 +260,7 @@ export class CheckContext {
       onLine: this.#onLine,
       nextId: () => ++this.#nextId,
     });
+    if (this.settings.role === 'proxy') playSuccessorAndClient(agent);
     this.processes.push(agent);
     return agent;
   }

@@ -4,8 +4,8 @@
  *
  * @packageDocumentation
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import type { AgentProcess } from './agent-process';
+import { exitsWithin, groupMembers } from './process-end';
 import { RULES } from './rules';
 import { type CheckContext, stderrExcerpt, UNKNOWN_METHOD } from './context';
 import { type Check, type CheckOutcome, fail, notApplicable, pass } from './outcome';
@@ -13,38 +13,6 @@ import { sendPrompt, turnUnderWay } from './turns';
 import { shortText } from './wire-line';
 
 const STDIN_END_KEY = 'lifecycle:stdin-end';
-
-/** Resolves true once the agent has exited, false after `ms`. */
-async function exitsWithin(agent: AgentProcess, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([agent.exited.then(() => true), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** The live processes of a process group, as `pid (name)` (Linux `/proc`; elsewhere: none known by name). */
-function groupMembers(pgid: number): string[] {
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return [];
-  }
-  return entries.flatMap((entry) => {
-    if (!/^[0-9]+$/.test(entry)) return [];
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      return Number(pgrp) === pgid && state !== 'Z' && state !== 'X' ? [`${entry} (${name})`] : [];
-    } catch {
-      return [];
-    }
-  });
-}
 
 /** An initialized agent of its own, with a session and a finished turn when turns run (so that its helpers have started). */
 async function busyAgent(context: CheckContext): Promise<AgentProcess> {

@@ -49,11 +49,12 @@ export async function preflight(context: CheckContext): Promise<void> {
     const agent = context.sharedProcess;
     if (!(error instanceof CheckFailure) || !agent) throw error;
     await context.settle(agent);
-    throw unusable(agent, context.settings.timeoutMs);
+    throw unusable(agent, context.settings.timeoutMs, context.settings.role);
   }
 }
 
-function unusable(agent: AgentProcess, timeoutMs: number): AgentUnusableError {
+function unusable(agent: AgentProcess, timeoutMs: number, role: string): AgentUnusableError {
+  const method = role === 'proxy' ? 'proxy/initialize' : 'initialize';
   const stderr = stderrExcerpt(agent);
   const onStderr = stderr === '' ? '' : `; stderr: ${stderr}`;
   const exit = agent.exit;

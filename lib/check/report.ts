@@ -4,7 +4,7 @@
  *
  * @packageDocumentation
  */
-import { CHECKS } from './battery';
+import { ALL_CHECKS } from './battery';
 import { CHECK_GROUPS, type CheckCounts, type CheckReport, type CheckResult } from './outcome';
 import { isAtLeast, type Severity } from './rules';
 
@@ -22,7 +22,7 @@ export function buildReport(
   { failOn = 'must', baseline = [] }: Judgement = {},
 ): CheckReport {
   const order = (result: CheckResult): number =>
-    CHECK_GROUPS.indexOf(result.group) * 1000 + CHECKS.findIndex((check) => check.id === result.id);
+    CHECK_GROUPS.indexOf(result.group) * 1000 + ALL_CHECKS.findIndex((check) => check.id === result.id);
   const sorted = [...results].sort((a, b) => order(a) - order(b));
   const count = (status: CheckResult['status']): number => sorted.filter((result) => result.status === status).length;
   const counts: CheckCounts = { pass: count('pass'), fail: count('fail'), info: count('info'), notApplicable: count('not-applicable') };

@@ -31,6 +31,7 @@ export function isAtLeast(severity: Severity, failOn: Severity): boolean {
 const JSON_RPC = 'https://www.jsonrpc.org/specification';
 const ACP = 'https://agentclientprotocol.com/protocol';
 
+const RFD_PROXY = 'https://agentclientprotocol.com/rfds/proxy-chains';
 const PRACTICE = 'https://github.com/acp-wire/acp-wire/blob/main/docs/check.md#good-practice';
 
 const rule = (severity: Severity, source: string, quote: string, url: string): Rule => ({ severity, source, quote, url });
@@ -127,6 +128,42 @@ export const RULES = {
     'MCP stdio (the convention ACP stdio shares)',
     'For the stdio transport, the client SHOULD initiate shutdown by: First, closing the input stream to the child process (the server)',
     'https://modelcontextprotocol.io/specification/2025-06-18/basic/lifecycle#shutdown',
+  ),
+  proxyInitialize: rule(
+    'should',
+    'ACP proxy chains RFD',
+    'The `proxy/initialize` request has the same parameters as `initialize` and expects a standard `InitializeResponse`.',
+    `${RFD_PROXY}#proxy-initialization-protocol`,
+  ),
+  proxyForwards: rule(
+    'should',
+    'ACP proxy chains RFD',
+    'The proxy SHOULD forward requests it does not understand',
+    `${RFD_PROXY}#proxy-initialization-protocol`,
+  ),
+  proxyEnvelope: rule(
+    'should',
+    'ACP proxy chains RFD',
+    '`proxy/successor`: Used bidirectionally - proxies send it to forward messages to their successor, and the conductor sends it to deliver messages from the successor back to the proxy',
+    `${RFD_PROXY}#proxying-in-practice-the-role-of-the-conductor`,
+  ),
+  hopIds: rule(
+    'should',
+    'ACP',
+    'Request IDs are allocated per connection, so a $/cancel_request only ever refers to a request on the connection it is sent over',
+    `${ACP}/v1/cancellation`,
+  ),
+  cancelHopByHop: rule(
+    'should',
+    'ACP',
+    "Because the notification is hop-scoped, it is never tunneled across hops [...] The cancellation still reaches the next hop, re-issued by forward_response_to with that hop's own request ID.",
+    `${ACP}/v1/cancellation`,
+  ),
+  proxyMcp: rule(
+    'should',
+    'ACP proxy chains RFD',
+    'proxies should be prepared to handle `mcp/connect`, `mcp/message`, and `mcp/disconnect` messages for any MCP servers they provide.',
+    `${RFD_PROXY}#mcp-over-acp-support`,
   ),
   nothingLeftBehind: rule(
     'practice',

@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import { splitCommandLine } from '../chain/command-line';
 import { packageVersion } from '../support/package-version';
 import { type ModelStub, STUBBED_AGENTS, startModelStub, stubbedAgentOf } from './model-stub';
-import { CHECKS } from './battery';
+import { CHECKS, PROXY_CHECKS } from './battery';
 import { type CheckSettings, CheckContext } from './context';
 import type { Check, CheckReport, CheckResult } from './outcome';
 import { buildReport } from './report';
@@ -82,9 +82,10 @@ function positive(name: string, value: number | undefined, fallback: number): nu
   return resolved;
 }
 
-function settingsOf(argv: readonly string[], options: CheckOptions): CheckSettings {
+function settingsOf(argv: readonly string[], options: CheckOptions, role: CheckSettings['role'] = 'agent'): CheckSettings {
   return {
     argv,
+    role,
     cwd: options.cwd ?? process.cwd(),
     sessionCwd: resolve(options.sessionCwd ?? options.cwd ?? process.cwd()),
     env: options.env,
@@ -97,14 +98,14 @@ function settingsOf(argv: readonly string[], options: CheckOptions): CheckSettin
   };
 }
 
-/** The checks `only` selects (all without it). @throws RangeError naming an unknown id or group */
-export function selectChecks(only: readonly string[] | undefined): Check[] {
-  if (only === undefined || only.length === 0) return [...CHECKS];
+/** The checks of `battery` (the agent's by default) `only` selects (all without it). @throws RangeError naming an unknown id or group */
+export function selectChecks(only: readonly string[] | undefined, battery: readonly Check[] = CHECKS): Check[] {
+  if (only === undefined || only.length === 0) return [...battery];
   for (const name of only) {
-    if (!CHECKS.some((check) => check.id === name || check.group === name))
+    if (!battery.some((check) => check.id === name || check.group === name))
       throw new RangeError(`no check or group named ${JSON.stringify(name)}`);
   }
-  return CHECKS.filter((check) => only.includes(check.id) || only.includes(check.group));
+  return battery.filter((check) => only.includes(check.id) || only.includes(check.group));
 }
 
 /**
@@ -131,15 +132,36 @@ export function selectChecks(only: readonly string[] | undefined): Check[] {
  * for (const result of report.results) console.log(result.status, result.id, result.message ?? '');
  * ```
  */
-export async function checkAgent(command: string | readonly string[], options: CheckOptions = {}): Promise<CheckReport> {
+export function checkAgent(command: string | readonly string[], options: CheckOptions = {}): Promise<CheckReport> {
+  return checkProcess('agent', command, options);
+}
+
+/**
+ * Starts the proxy `command` (as many times as the checks need), plays its conductor, its
+ * successor and its client, and resolves with the report of the proxy battery (docs/check.md).
+ *
+ * @remarks As {@link checkAgent}, with `proxy/initialize` for `initialize`; `turns` and
+ * `modelStub` do not apply.
+ * @throws CommandLineError for a command line that cannot be split
+ * @throws RangeError for an invalid option, `modelStub`, or an unknown name in `only`; rejects
+ * with the reason of `signal` once it aborts (after ending what it started)
+ * @throws AgentUnusableError when the proxy cannot be started or initialized
+ */
+export function checkProxy(command: string | readonly string[], options: CheckOptions = {}): Promise<CheckReport> {
+  if (options.modelStub) return Promise.reject(new RangeError('modelStub does not apply to a proxy: the check plays its successor'));
+  return checkProcess('proxy', command, options);
+}
+
+async function checkProcess(role: CheckSettings['role'], command: string | readonly string[], options: CheckOptions): Promise<CheckReport> {
   const argv = typeof command === 'string' ? splitCommandLine(command) : [...command];
   if (argv.length === 0) throw new RangeError('command must name a program');
   settingsOf(argv, options);
   if (options.failOn !== undefined && !SEVERITIES.includes(options.failOn))
     throw new RangeError(`failOn must be one of ${SEVERITIES.join(', ')}`);
-  const unknown = options.baseline?.find((id) => !CHECKS.some((check) => check.id === id));
+  const battery = role === 'proxy' ? PROXY_CHECKS : CHECKS;
+  const unknown = options.baseline?.find((id) => !battery.some((check) => check.id === id));
   if (unknown !== undefined) throw new RangeError(`baseline: no check named ${JSON.stringify(unknown)}`);
-  const checks = selectChecks(options.only);
+  const checks = selectChecks(options.only, battery);
   const stubbed = stubbedAgentOf(argv);
   if (options.modelStub && !stubbed) {
     throw new RangeError(
@@ -148,7 +170,11 @@ export async function checkAgent(command: string | readonly string[], options: C
   }
   const stub = options.modelStub && stubbed ? await startModelStub(stubbed, options.env) : undefined;
   try {
-    return await run(argv, typeof command === 'string' ? command : argv.join(' '), checks, options, stub);
+    const settings: CheckSettings = {
+      ...settingsOf(argv, withStub(options, stub), role),
+      finishHeldTurns: stub && (() => stub.server.finishHeldTurns()),
+    };
+    return await run(settings, typeof command === 'string' ? command : argv.join(' '), checks, options);
   } finally {
     await stub?.close();
   }
@@ -158,17 +184,7 @@ function withStub(options: CheckOptions, stub: ModelStub | undefined): CheckOpti
   return stub ? { ...options, env: stub.env, sessionCwd: options.sessionCwd ?? stub.home } : options;
 }
 
-async function run(
-  argv: readonly string[],
-  command: string,
-  checks: readonly Check[],
-  options: CheckOptions,
-  stub: ModelStub | undefined,
-): Promise<CheckReport> {
-  const settings: CheckSettings = {
-    ...settingsOf(argv, withStub(options, stub)),
-    finishHeldTurns: stub && (() => stub.server.finishHeldTurns()),
-  };
+async function run(settings: CheckSettings, command: string, checks: readonly Check[], options: CheckOptions): Promise<CheckReport> {
   const trace = options.traceFile === undefined ? undefined : EvidenceTrace.open(options.traceFile, command, packageVersion());
   const began = performance.now();
   const context = new CheckContext(settings, () => performance.now() - began, trace && ((line) => trace.write(line)));

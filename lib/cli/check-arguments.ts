@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { splitCommandLine } from '../chain/command-line';
 import { parseBaseline } from '../check/baseline';
-import { CHECKS } from '../check/battery';
+import { CHECKS, PROXY_CHECKS } from '../check/battery';
 import { STUBBED_AGENTS, stubbedAgentOf } from '../check/model-stub';
 import { SEVERITIES, type Severity } from '../check/rules';
 import { type CheckOptions, selectChecks } from '../check/run';
@@ -29,10 +29,13 @@ export const CHECK_OPTIONS = {
   baseline: { type: 'string' },
   'write-baseline': { type: 'string' },
   junit: { type: 'string' },
+  proxy: { type: 'boolean' },
 } as const;
 
 /** Parsed `check` arguments. */
 export interface CheckArgs {
+  /** What the command starts: an agent, or a proxy (`--proxy`). */
+  readonly role: 'agent' | 'proxy';
   readonly command: string | string[];
   readonly isJson: boolean;
   /** Where to write the report as JUnit XML. */
@@ -68,7 +71,7 @@ function environment(pairs: string[] | undefined): NodeJS.ProcessEnv | undefined
 }
 
 /** The check ids the baseline file at `path` lists. @throws UsageError when it cannot be read or names no check */
-function baselineOf(path: string | boolean | string[] | undefined): string[] | undefined {
+function baselineOf(path: string | boolean | string[] | undefined, battery: readonly { id: string }[]): string[] | undefined {
   if (typeof path !== 'string') return undefined;
   let text: string;
   try {
@@ -94,12 +97,16 @@ function baselineOf(path: string | boolean | string[] | undefined): string[] | u
 export function parseCheckArgs(argv: readonly string[]): CheckArgs {
   const { values, positionals } = parseCommandArguments(argv, CHECK_OPTIONS);
   if (positionals.length === 0) throw new UsageError('give the agent command, e.g. acp-wire check "node agent.js"');
+  const role = values.proxy === true ? 'proxy' : 'agent';
+  const battery = role === 'proxy' ? PROXY_CHECKS : CHECKS;
   const only = values.only as string[] | undefined;
   try {
-    selectChecks(only);
+    selectChecks(only, battery);
   } catch (error) {
     throw new UsageError(`--only: ${(error as Error).message}`);
   }
+  if (role === 'proxy' && values['model-stub'] === true)
+    throw new UsageError('--model-stub does not apply to --proxy: the check plays its successor');
   const options: CheckOptions = {
     env: environment(values.env as string[] | undefined),
     only,
@@ -110,7 +117,7 @@ export function parseCheckArgs(argv: readonly string[]): CheckArgs {
     exitTimeoutMs: milliseconds('--exit-timeout', values['exit-timeout']),
     deadlineMs: milliseconds('--deadline', values.deadline),
     failOn: severity(values['fail-on']),
-    baseline: baselineOf(values.baseline),
+    baseline: baselineOf(values.baseline, battery),
   };
   // One word: a command line to split; more (after --): the program and its arguments.
   const command = positionals.length === 1 ? positionals[0]! : positionals;
@@ -119,6 +126,7 @@ export function parseCheckArgs(argv: readonly string[]): CheckArgs {
     throw new UsageError(`--model-stub knows ${Object.keys(STUBBED_AGENTS).join(', ')}; for another agent, give its model with --env`);
   }
   return {
+    role,
     command,
     isJson: values.json === true,
     junitFile: values.junit as string | undefined,

@@ -12,7 +12,8 @@ import { toJunitUnusable, toJunitXml } from '../check/junit';
 import type { CheckReport, CheckResult } from '../check/outcome';
 import { AgentUnusableError } from '../check/preflight';
 import { buildReport } from '../check/report';
-import { checkAgent, selectChecks } from '../check/run';
+import { CHECKS, PROXY_CHECKS } from '../check/battery';
+import { checkAgent, checkProxy, selectChecks } from '../check/run';
 import { type CheckArgs, parseCheckArgs } from './check-arguments';
 import { STOP_SIGNALS, type StopSignal } from './shutdown';
 import { report as reportLine, type Subcommand } from './subcommand';
@@ -20,6 +21,7 @@ import { report as reportLine, type Subcommand } from './subcommand';
 const NAME = 'check';
 
 const HELP = `usage: acp-wire check [options] [--] "<agent command>"
+       acp-wire check --proxy [options] [--] "<proxy command>"
 
 Starts the agent (split into words as a shell would, without a shell; started again where a check
 needs a fresh one), plays the client side of a battery of checks over its stdio, byte for byte,
@@ -29,6 +31,9 @@ allows); or n/a with the reason; grouped as framing, json-rpc, initialize, sessi
 (see docs/check.md).
 
 options:
+  --proxy              the command starts a proxy: the check plays its conductor, its successor
+                       and its client (proxy/initialize, the proxy/successor envelope both ways,
+                       ids per hop, $/cancel_request re-issued, mcp/message, a clean exit)
   --json               print the report as JSON (for CI: schemaVersion, the tool's version, each
                        result's rule and evidence, the lines exactly as they crossed)
   --junit FILE         also write the report as JUnit XML to FILE
@@ -99,7 +104,8 @@ export const check: Subcommand = {
       progress(result);
     };
     try {
-      const report = await checkAgent(args.command, { ...args.options, onResult, signal: controller.signal });
+      const check = args.role === 'proxy' ? checkProxy : checkAgent;
+      const report = await check(args.command, { ...args.options, onResult, signal: controller.signal });
       print(report);
       return exitCodeOf(report);
     } catch (error) {
@@ -108,7 +114,9 @@ export const check: Subcommand = {
         return EXIT_AGENT_UNUSABLE;
       }
       if (stoppedBy === undefined) throw error;
-      const notRun = selectChecks(args.options.only).filter((each) => !results.some((result) => result.id === each.id));
+      const notRun = selectChecks(args.options.only, args.role === 'proxy' ? PROXY_CHECKS : CHECKS).filter(
+        (each) => !results.some((result) => result.id === each.id),
+      );
       print(
         buildReport(
           commandText(args.command),

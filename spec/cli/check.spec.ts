@@ -9,8 +9,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CheckReport } from '../../lib/check/outcome';
-import { CHECKS } from '../../lib/check/battery';
-import { CLI, CONFORMANCE_AGENT, ROOT, fixtureArgs, useBuild } from '../helpers/processes';
+import { CHECKS, PROXY_CHECKS } from '../../lib/check/battery';
+import { CLI, CONFORMANCE_AGENT, PASSTHROUGH_PROXY, ROOT, fixtureArgs, useBuild } from '../helpers/processes';
 import { descendants, isRunning, processesEnded } from '../helpers/process-table';
 import { commandLine } from '../helpers/real-peers';
 
@@ -212,6 +212,13 @@ describe('acp-wire check', function () {
     }
   });
 
+  it('--proxy against the passthrough proxy: every proxy check passes, exit 0', () => {
+    const run = check('--proxy', '--json', ...FAST, commandLine(process.execPath, PASSTHROUGH_PROXY));
+    expect(run.status, run.stderr).to.equal(0);
+    const report = JSON.parse(run.stdout) as { results: { id: string; status: string }[] };
+    expect(report.results.map((result) => result.status)).to.deep.equal(PROXY_CHECKS.map(() => 'pass'));
+  });
+
   it('--help prints the usage and exits 0', () => {
     const run = check('--help');
     expect(run).to.include({ status: 0, stderr: '' });
@@ -225,6 +232,8 @@ describe('acp-wire check', function () {
     [['--env', 'NOVALUE', 'agent'], '--env needs NAME=VALUE, got "NOVALUE"'],
     [['--fail-on', 'may', 'agent'], '--fail-on needs one of must, should, practice, got "may"'],
     [['--baseline', '/nonexistent/baseline.txt', 'agent'], '--baseline: cannot read /nonexistent/baseline.txt (ENOENT)'],
+    [['--proxy', '--only', 'framing', 'proxy'], '--only: no check or group named "framing"'],
+    [['--proxy', '--model-stub', 'proxy'], '--model-stub does not apply to --proxy: the check plays its successor'],
     [['--json=1', 'agent'], '--json takes no value'],
   ];
   for (const [args, message] of usage) {
