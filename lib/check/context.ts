@@ -76,6 +76,11 @@ export class CheckContext {
   readonly schema = new AcpSchema();
   /** Every agent process the run started, in order. */
   readonly processes: AgentProcess[] = [];
+
+  /** The run's participants: its processes. */
+  get participants(): readonly AgentProcess[] {
+    return this.processes;
+  }
   /** What one check leaves for a later one (by the later one's id). */
   readonly memo = new Map<string, unknown>();
   readonly #clock: () => number;

@@ -79,8 +79,8 @@ export interface CheckReport {
   readonly isOk: boolean;
 }
 
-/** One check of the battery. */
-export interface Check {
+/** One check of a battery, run with a context of type `C` (the process checks' {@link CheckContext} by default). */
+export interface Check<C = CheckContext> {
   /** `group.name`, stable: `--only` and the report name checks by it. */
   readonly id: string;
   readonly group: CheckGroup;
@@ -91,7 +91,7 @@ export interface Check {
   /** Whether it runs after every other check, on what all of them saw. */
   readonly isFinal?: boolean;
   /** Runs the check. A thrown {@link CheckFailure} is a `fail` with its message. */
-  run(context: CheckContext): Promise<CheckOutcome>;
+  run(context: C): Promise<CheckOutcome>;
 }
 
 /** A passing outcome, with an optional note. */

@@ -12,6 +12,7 @@ import { type CheckSettings, CheckContext } from './context';
 import type { Check, CheckReport, CheckResult } from './outcome';
 import { buildReport } from './report';
 import { SEVERITIES, type Severity } from './rules';
+import { preflight } from './preflight';
 import { runChecks } from './runner';
 import { EvidenceTrace } from './evidence-trace';
 
@@ -189,7 +190,7 @@ async function run(settings: CheckSettings, command: string, checks: readonly Ch
   const began = performance.now();
   const context = new CheckContext(settings, () => performance.now() - began, trace && ((line) => trace.write(line)));
   try {
-    const { results, notRun } = await runChecks(checks, context, options.signal, (result) => options.onResult?.(result));
+    const { results, notRun } = await runChecks(checks, context, preflight, options.signal, (result) => options.onResult?.(result));
     return buildReport(command, results, notRun, options);
   } finally {
     trace?.close();

@@ -1,21 +1,47 @@
 /**
- * Runs the selected checks one after another against a {@link CheckContext}: each bounded by its
+ * Runs the selected checks one after another against a context ({@link CheckContext} or another
+ * {@link RunContext}): each bounded by its
  * budget, the whole run by its deadline; stopped at once by an abort; every process the run
  * started ended before it returns.
  *
  * @packageDocumentation
  */
-import { type CheckContext, type CheckSettings } from './context';
-import { type Check, CheckFailure, type CheckOutcome, type CheckResult, fail } from './outcome';
-import { preflight } from './preflight';
+import type { CheckContext } from './context';
+import { type Check, CheckFailure, type CheckGroup, type CheckOutcome, type CheckResult, fail } from './outcome';
 import type { WireLine } from './wire-line';
+
+/** The bounds of a run that the runner reads. */
+export interface RunBounds {
+  readonly timeoutMs: number;
+  readonly cancelTimeoutMs: number;
+  readonly exitTimeoutMs: number;
+  readonly quietMs: number;
+  readonly deadlineMs: number;
+}
+
+/**
+ * What the runner needs of a context (a {@link CheckContext} for processes, a `RemoteContext` for
+ * a server): its bounds, what each participant saw, and the steps around each check.
+ */
+export interface RunContext {
+  readonly settings: RunBounds;
+  /** Every participant of the run (a process, a connection), each with every line it saw. */
+  readonly participants: readonly { readonly transcript: readonly WireLine[] }[];
+  beginCheck(id: string): void;
+  enterGroup(group: CheckGroup): Promise<void>;
+  /** The run is stopped: what is ended from now on is ended at once. */
+  hurry(): void;
+  closeOwn(): Promise<void>;
+  closeShared(): Promise<void>;
+  closeAll(): Promise<void>;
+}
 
 /** How many of a check's own lines stand as the evidence of an outcome that names none (the last ones). */
 const EVIDENCE_LINES = 40;
 
 /** The last lines the check `id` saw, in and out of every process, with their stderr and events, in time order. */
-function linesOf(context: CheckContext, id: string): WireLine[] {
-  const lines = context.processes.flatMap((agent) => agent.transcript.filter((line) => line.check === id));
+function linesOf(context: RunContext, id: string): WireLine[] {
+  const lines = context.participants.flatMap((each) => each.transcript.filter((line) => line.check === id));
   return lines.sort((a, b) => a.at - b.at).slice(-EVIDENCE_LINES);
 }
 
@@ -31,7 +57,7 @@ export function closeReserveMs(deadlineMs: number): number {
 }
 
 /** The longest a check may take: its waits are bounded, this bounds their sum. */
-function budgetOf(settings: CheckSettings): number {
+function budgetOf(settings: RunBounds): number {
   return 3 * settings.timeoutMs + 3 * settings.cancelTimeoutMs + 3 * settings.exitTimeoutMs + 2 * settings.quietMs;
 }
 
@@ -59,7 +85,7 @@ async function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<
   }
 }
 
-async function runOne(check: Check, context: CheckContext, signal: AbortSignal): Promise<CheckResult> {
+async function runOne<C extends RunContext>(check: Check<C>, context: C, signal: AbortSignal): Promise<CheckResult> {
   signal.throwIfAborted();
   context.beginCheck(check.id);
   const start = performance.now();
@@ -86,16 +112,18 @@ async function runOne(check: Check, context: CheckContext, signal: AbortSignal):
 }
 
 /**
- * Runs `checks` in order (final checks last, on what the others saw), after a {@link preflight}.
+ * Runs `checks` in order (final checks last, on what the others saw), after `preflight` (which
+ * starts and initializes what the first check uses, and throws when it cannot).
  *
  * @remarks When the deadline passes, the check under way is abandoned and it and the rest are
  * returned in `notRun`. `signal` (the caller's stop) rejects with its reason instead. Either way,
  * and on any error, every process started is ended before this settles.
  * @throws AgentUnusableError when the agent cannot be started or initialized
  */
-export async function runChecks(
-  checks: readonly Check[],
-  context: CheckContext,
+export async function runChecks<C extends RunContext>(
+  checks: readonly Check<C>[],
+  context: C,
+  preflight: (context: C) => Promise<void>,
   signal: AbortSignal | undefined,
   onResult: (result: CheckResult) => void,
 ): Promise<RunResults> {
