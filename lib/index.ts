@@ -105,6 +105,8 @@ export { CHECK_GROUPS } from './check/outcome';
 export type { CheckCounts, CheckGroup, CheckOutcome, CheckReport, CheckResult, CheckStatus } from './check/outcome';
 export type { Rule, Severity } from './check/rules';
 export { checkAgent, checkProxy } from './check/run';
+export { checkRemote } from './check/remote-run';
+export type { RemoteCheckOptions } from './check/remote-run';
 export type { CheckOptions } from './check/run';
 export { AgentUnusableError } from './check/preflight';
 export type { AgentUnusableReason } from './check/preflight';

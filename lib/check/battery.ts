@@ -11,6 +11,9 @@ import { LIFECYCLE_CHECKS } from './lifecycle-checks';
 import type { Check } from './outcome';
 import { PROXY_ENVELOPE_CHECKS } from './proxy-checks';
 import { PROXY_HOP_CHECKS } from './proxy-hop-checks';
+import type { RemoteContext } from './remote-context';
+import { REMOTE_ACCESS_CHECKS } from './remote-access-checks';
+import { REMOTE_CONNECTION_CHECKS } from './remote-checks';
 import { SESSION_CHECKS } from './sessions-checks';
 
 /** Every check of an agent, in the order of `CHECK_GROUPS`. */
@@ -25,5 +28,8 @@ export const CHECKS: readonly Check[] = [
 /** Every check of a proxy (`--proxy`). */
 export const PROXY_CHECKS: readonly Check[] = [...PROXY_ENVELOPE_CHECKS, ...PROXY_HOP_CHECKS];
 
+/** Every check of a remote server (`--url`). */
+export const REMOTE_CHECKS: readonly Check<RemoteContext>[] = [...REMOTE_CONNECTION_CHECKS, ...REMOTE_ACCESS_CHECKS];
+
 /** Every check of every battery, in report order. */
-export const ALL_CHECKS: readonly Check[] = [...CHECKS, ...PROXY_CHECKS];
+export const ALL_CHECKS: readonly Pick<Check, 'id' | 'group'>[] = [...CHECKS, ...PROXY_CHECKS, ...REMOTE_CHECKS];

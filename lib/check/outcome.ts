@@ -23,7 +23,7 @@ export interface CheckCounts {
 }
 
 /** The groups of checks, in the order they run and are reported. */
-export const CHECK_GROUPS = ['framing', 'json-rpc', 'initialize', 'sessions', 'lifecycle', 'proxy'] as const;
+export const CHECK_GROUPS = ['framing', 'json-rpc', 'initialize', 'sessions', 'lifecycle', 'proxy', 'remote'] as const;
 
 /** One group of checks. */
 export type CheckGroup = (typeof CHECK_GROUPS)[number];

@@ -31,6 +31,9 @@ export function isAtLeast(severity: Severity, failOn: Severity): boolean {
 const JSON_RPC = 'https://www.jsonrpc.org/specification';
 const ACP = 'https://agentclientprotocol.com/protocol';
 
+const RFD_REMOTE = 'https://agentclientprotocol.com/rfds/streamable-http-websocket-transport';
+const RFD_RESUME = 'https://agentclientprotocol.com/rfds/durable-resumable-http-transport';
+const RFC_9110 = 'https://www.rfc-editor.org/rfc/rfc9110';
 const RFD_PROXY = 'https://agentclientprotocol.com/rfds/proxy-chains';
 const PRACTICE = 'https://github.com/acp-wire/acp-wire/blob/main/docs/check.md#good-practice';
 
@@ -164,6 +167,54 @@ export const RULES = {
     'ACP proxy chains RFD',
     'proxies should be prepared to handle `mcp/connect`, `mcp/message`, and `mcp/disconnect` messages for any MCP servers they provide.',
     `${RFD_PROXY}#mcp-over-acp-support`,
+  ),
+  httpInitialize: rule(
+    'should',
+    'ACP Streamable HTTP & WebSocket RFD',
+    'The `initialize` request is special: it returns `200 OK` with a JSON response body containing capabilities and the `Acp-Connection-Id`. The `Acp-Connection-Id` is also included in the response header.',
+    `${RFD_REMOTE}#1-adds-an-http-transport`,
+  ),
+  wsConnectionId: rule(
+    'should',
+    'ACP Streamable HTTP & WebSocket RFD',
+    'A new connection is created on upgrade. The `Acp-Connection-Id` is returned in the upgrade response headers.',
+    `${RFD_REMOTE}#connection-establishment-get-with-upgrade`,
+  ),
+  connectionIds: rule(
+    'should',
+    'ACP Streamable HTTP & WebSocket RFD',
+    'Most POST requests return `202 Accepted` immediately with an empty body. [...] Unknown Acp-Connection-Id? → 404 Not Found',
+    `${RFD_REMOTE}#unified-endpoint-routing`,
+  ),
+  pathDialect: rule(
+    'practice',
+    'acp-http-client 0.4.2 (its dialect, as acp-wire documents it)',
+    '`POST` of another request: the response stays open until the agent answers; the answer is its body (200, `application/json`).',
+    'https://github.com/acp-wire/acp-wire/blob/main/docs/remote.md#streamable-http-with-the-connection-id-in-the-path-acp-http-client',
+  ),
+  unauthorized: rule(
+    'should',
+    'RFC 9110',
+    'The 401 (Unauthorized) status code indicates that the request has not been applied because it lacks valid authentication credentials for the target resource.',
+    `${RFC_9110}#section-15.5.2`,
+  ),
+  capacity: rule(
+    'practice',
+    'RFC 9110',
+    'The 503 (Service Unavailable) status code indicates that the server is currently unable to handle the request due to a temporary overload or scheduled maintenance, which will likely be alleviated after some delay. The server MAY send a Retry-After header field',
+    `${RFC_9110}#section-15.6.4`,
+  ),
+  resumeReplay: rule(
+    'should',
+    'ACP durable & resumable transport RFD',
+    'The server writes every message after `<cursor>` in order, then continues live. Replayed messages are the same as the originals, including their cursors',
+    `${RFD_RESUME}#2-resumption-by-cursor`,
+  ),
+  resumeRefused: rule(
+    'must',
+    'ACP durable & resumable transport RFD',
+    "If the cursor is unknown, is older than the server's retention window, or belongs to a connection the server no longer has, the server responds `409 Conflict` (Streamable HTTP) or a `stream/resume_failed` message with a `reason` (WebSocket). It MUST NOT silently open a live stream",
+    `${RFD_RESUME}#2-resumption-by-cursor`,
   ),
   nothingLeftBehind: rule(
     'practice',

@@ -13,7 +13,8 @@ import type { Check, CheckReport, CheckResult } from './outcome';
 import { buildReport } from './report';
 import { SEVERITIES, type Severity } from './rules';
 import { preflight } from './preflight';
-import { runChecks } from './runner';
+import { type RunContext, runChecks } from './runner';
+import type { WireLine } from './wire-line';
 import { EvidenceTrace } from './evidence-trace';
 
 /** The default of {@link CheckOptions.deadlineMs}. */
@@ -100,7 +101,10 @@ function settingsOf(argv: readonly string[], options: CheckOptions, role: CheckS
 }
 
 /** The checks of `battery` (the agent's by default) `only` selects (all without it). @throws RangeError naming an unknown id or group */
-export function selectChecks(only: readonly string[] | undefined, battery: readonly Check[] = CHECKS): Check[] {
+export function selectChecks<C>(
+  only: readonly string[] | undefined,
+  battery: readonly Check<C>[] = CHECKS as readonly Check<C>[],
+): Check<C>[] {
   if (only === undefined || only.length === 0) return [...battery];
   for (const name of only) {
     if (!battery.some((check) => check.id === name || check.group === name))
@@ -186,11 +190,27 @@ function withStub(options: CheckOptions, stub: ModelStub | undefined): CheckOpti
 }
 
 async function run(settings: CheckSettings, command: string, checks: readonly Check[], options: CheckOptions): Promise<CheckReport> {
+  return runTraced(command, options, (clock, onLine) => new CheckContext(settings, clock, onLine), checks, preflight);
+}
+
+/**
+ * Runs `checks` on the context `contextOf` makes (with the run's clock, and the evidence trace when
+ * `options.traceFile` asks for one) after `first`, and builds the report.
+ *
+ * @internal
+ */
+export async function runTraced<C extends RunContext>(
+  command: string,
+  options: Pick<CheckOptions, 'traceFile' | 'signal' | 'onResult' | 'failOn' | 'baseline'>,
+  contextOf: (clock: () => number, onLine: ((line: WireLine) => void) | undefined) => C,
+  checks: readonly Check<C>[],
+  first: (context: C) => Promise<void>,
+): Promise<CheckReport> {
   const trace = options.traceFile === undefined ? undefined : EvidenceTrace.open(options.traceFile, command, packageVersion());
   const began = performance.now();
-  const context = new CheckContext(settings, () => performance.now() - began, trace && ((line) => trace.write(line)));
+  const context = contextOf(() => performance.now() - began, trace && ((line) => trace.write(line)));
   try {
-    const { results, notRun } = await runChecks(checks, context, preflight, options.signal, (result) => options.onResult?.(result));
+    const { results, notRun } = await runChecks(checks, context, first, options.signal, (result) => options.onResult?.(result));
     return buildReport(command, results, notRun, options);
   } finally {
     trace?.close();

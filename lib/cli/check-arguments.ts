@@ -7,11 +7,11 @@
 import { readFileSync } from 'node:fs';
 import { splitCommandLine } from '../chain/command-line';
 import { parseBaseline } from '../check/baseline';
-import { CHECKS, PROXY_CHECKS } from '../check/battery';
+import { CHECKS, PROXY_CHECKS, REMOTE_CHECKS } from '../check/battery';
 import { STUBBED_AGENTS, stubbedAgentOf } from '../check/model-stub';
 import { SEVERITIES, type Severity } from '../check/rules';
 import { type CheckOptions, selectChecks } from '../check/run';
-import { UsageError, parseCommandArguments, parseMilliseconds } from './arguments';
+import { type ParsedArguments, UsageError, parseCommandArguments, parseMilliseconds } from './arguments';
 
 /** The options of `acp-wire check` (`node:util` `parseArgs`). */
 export const CHECK_OPTIONS = {
@@ -30,13 +30,19 @@ export const CHECK_OPTIONS = {
   'write-baseline': { type: 'string' },
   junit: { type: 'string' },
   proxy: { type: 'boolean' },
+  url: { type: 'string' },
+  token: { type: 'string' },
+  'max-clients': { type: 'string' },
 } as const;
 
 /** Parsed `check` arguments. */
 export interface CheckArgs {
-  /** What the command starts: an agent, or a proxy (`--proxy`). */
-  readonly role: 'agent' | 'proxy';
+  /** What is checked: the agent or proxy (`--proxy`) the command starts, or the server at `--url` (`remote`). */
+  readonly role: 'agent' | 'proxy' | 'remote';
+  /** The command (for `remote`, the URL). */
   readonly command: string | string[];
+  /** With `--url`: the server's token (`--token`, else `ACP_WIRE_TOKEN`) and client limit (`--max-clients`). */
+  readonly remote?: { readonly token?: string; readonly maxClients?: number };
   readonly isJson: boolean;
   /** Where to write the report as JUnit XML. */
   readonly junitFile?: string;
@@ -96,28 +102,19 @@ function baselineOf(path: string | boolean | string[] | undefined, battery: read
  */
 export function parseCheckArgs(argv: readonly string[]): CheckArgs {
   const { values, positionals } = parseCommandArguments(argv, CHECK_OPTIONS);
+  const url = values.url as string | undefined;
+  if (url !== undefined) return parseRemoteArgs(url, values, positionals);
   if (positionals.length === 0) throw new UsageError('give the agent command, e.g. acp-wire check "node agent.js"');
   const role = values.proxy === true ? 'proxy' : 'agent';
   const battery = role === 'proxy' ? PROXY_CHECKS : CHECKS;
-  const only = values.only as string[] | undefined;
-  try {
-    selectChecks(only, battery);
-  } catch (error) {
-    throw new UsageError(`--only: ${(error as Error).message}`);
-  }
   if (role === 'proxy' && values['model-stub'] === true)
     throw new UsageError('--model-stub does not apply to --proxy: the check plays its successor');
   const options: CheckOptions = {
+    ...commonOptions(values, battery),
     env: environment(values.env as string[] | undefined),
-    only,
     turns: values['no-turns'] !== true,
-    traceFile: values['trace-file'] as string | undefined,
-    timeoutMs: milliseconds('--timeout', values.timeout),
     cancelTimeoutMs: milliseconds('--cancel-timeout', values['cancel-timeout']),
     exitTimeoutMs: milliseconds('--exit-timeout', values['exit-timeout']),
-    deadlineMs: milliseconds('--deadline', values.deadline),
-    failOn: severity(values['fail-on']),
-    baseline: baselineOf(values.baseline, battery),
   };
   // One word: a command line to split; more (after --): the program and its arguments.
   const command = positionals.length === 1 ? positionals[0]! : positionals;
@@ -133,4 +130,50 @@ export function parseCheckArgs(argv: readonly string[]): CheckArgs {
     writeBaseline: values['write-baseline'] as string | undefined,
     options: { ...options, modelStub: hasModelStub },
   };
+}
+
+/** The options common to every role: bounds, selection, judgement. */
+function commonOptions(values: ParsedArguments['values'], battery: readonly { id: string; group: string }[]): CheckOptions {
+  const only = values.only as string[] | undefined;
+  try {
+    selectChecks(only, battery as typeof CHECKS);
+  } catch (error) {
+    throw new UsageError(`--only: ${(error as Error).message}`);
+  }
+  return {
+    only,
+    traceFile: values['trace-file'] as string | undefined,
+    timeoutMs: milliseconds('--timeout', values.timeout),
+    deadlineMs: milliseconds('--deadline', values.deadline),
+    failOn: severity(values['fail-on']),
+    baseline: baselineOf(values.baseline, battery),
+  };
+}
+
+/** `--url URL`: the server's checks; no command, no option of a process. */
+function parseRemoteArgs(url: string, values: ParsedArguments['values'], positionals: string[]): CheckArgs {
+  if (positionals.length > 0) throw new UsageError('--url checks a server: give no command with it');
+  for (const option of ['proxy', 'model-stub', 'no-turns', 'env', 'cancel-timeout', 'exit-timeout']) {
+    if (values[option] !== undefined) throw new UsageError(`--${option} does not apply to --url`);
+  }
+  if (!/^(wss?|https?):\/\//.test(url))
+    throw new UsageError(`--url needs a ws://, wss://, http:// or https:// URL, got ${JSON.stringify(url)}`);
+  const maxClients = values['max-clients'] === undefined ? undefined : parseClients(String(values['max-clients']));
+  const token = (values.token as string | undefined) ?? process.env.ACP_WIRE_TOKEN;
+  return {
+    role: 'remote',
+    command: url,
+    isJson: values.json === true,
+    junitFile: values.junit as string | undefined,
+    writeBaseline: values['write-baseline'] as string | undefined,
+    options: commonOptions(values, REMOTE_CHECKS),
+    remote: { token, maxClients },
+  };
+}
+
+function parseClients(text: string): number {
+  const n = Number(text);
+  if (!/^[1-9][0-9]*$/.test(text) || !Number.isSafeInteger(n))
+    throw new UsageError(`--max-clients needs a whole number above 0, got ${JSON.stringify(text)}`);
+  return n;
 }

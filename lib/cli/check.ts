@@ -9,11 +9,12 @@ import { formatBaseline } from '../check/baseline';
 import { formatCheckReport } from '../check/format';
 import { toJsonReport, toJsonUnusable } from '../check/json-report';
 import { toJunitUnusable, toJunitXml } from '../check/junit';
-import type { CheckReport, CheckResult } from '../check/outcome';
+import type { Check, CheckReport, CheckResult } from '../check/outcome';
 import { AgentUnusableError } from '../check/preflight';
 import { buildReport } from '../check/report';
-import { CHECKS, PROXY_CHECKS } from '../check/battery';
-import { checkAgent, checkProxy, selectChecks } from '../check/run';
+import { CHECKS, PROXY_CHECKS, REMOTE_CHECKS } from '../check/battery';
+import { checkRemote } from '../check/remote-run';
+import { type CheckOptions, checkAgent, checkProxy, selectChecks } from '../check/run';
 import { type CheckArgs, parseCheckArgs } from './check-arguments';
 import { STOP_SIGNALS, type StopSignal } from './shutdown';
 import { report as reportLine, type Subcommand } from './subcommand';
@@ -22,6 +23,7 @@ const NAME = 'check';
 
 const HELP = `usage: acp-wire check [options] [--] "<agent command>"
        acp-wire check --proxy [options] [--] "<proxy command>"
+       acp-wire check --url ws://…|http://… [options]
 
 Starts the agent (split into words as a shell would, without a shell; started again where a check
 needs a fresh one), plays the client side of a battery of checks over its stdio, byte for byte,
@@ -34,6 +36,13 @@ options:
   --proxy              the command starts a proxy: the check plays its conductor, its successor
                        and its client (proxy/initialize, the proxy/successor envelope both ways,
                        ids per hop, $/cancel_request re-issued, mcp/message, a clean exit)
+  --url URL            check the remote ACP server at URL (ws://, wss://: WebSocket; http://,
+                       https://: Streamable HTTP, the RFD's dialect and acp-http-client's):
+                       connection ids, one answer per request, 401/403, 503 with Retry-After,
+                       resumption where advertised; no command
+  --token TOKEN        with --url: the server's token (default: $ACP_WIRE_TOKEN); without one,
+                       remote.auth is n/a
+  --max-clients N      with --url: the server's client limit; without it, remote.capacity is n/a
   --json               print the report as JSON (for CI: schemaVersion, the tool's version, each
                        result's rule and evidence, the lines exactly as they crossed)
   --junit FILE         also write the report as JUnit XML to FILE
@@ -104,8 +113,7 @@ export const check: Subcommand = {
       progress(result);
     };
     try {
-      const check = args.role === 'proxy' ? checkProxy : checkAgent;
-      const report = await check(args.command, { ...args.options, onResult, signal: controller.signal });
+      const report = await runCheck(args, { ...args.options, onResult, signal: controller.signal });
       print(report);
       return exitCodeOf(report);
     } catch (error) {
@@ -114,7 +122,8 @@ export const check: Subcommand = {
         return EXIT_AGENT_UNUSABLE;
       }
       if (stoppedBy === undefined) throw error;
-      const notRun = selectChecks(args.options.only, args.role === 'proxy' ? PROXY_CHECKS : CHECKS).filter(
+      const battery = args.role === 'remote' ? REMOTE_CHECKS : args.role === 'proxy' ? PROXY_CHECKS : CHECKS;
+      const notRun = selectChecks<unknown>(args.options.only, battery as readonly Check<unknown>[]).filter(
         (each) => !results.some((result) => result.id === each.id),
       );
       print(
@@ -132,6 +141,12 @@ export const check: Subcommand = {
     }
   },
 };
+
+/** Runs the battery `args` name: of an agent, a proxy, or a remote server. */
+function runCheck(args: CheckArgs, options: CheckOptions): Promise<CheckReport> {
+  if (args.role === 'remote') return checkRemote(String(args.command), { ...options, ...args.remote });
+  return args.role === 'proxy' ? checkProxy(args.command, options) : checkAgent(args.command, options);
+}
 
 /** The report on stdout (text or JSON), and in the files asked for (JUnit, a baseline). */
 function writeOutputs(args: CheckArgs, report: CheckReport): void {

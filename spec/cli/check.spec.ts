@@ -233,6 +233,9 @@ describe('acp-wire check', function () {
     [['--fail-on', 'may', 'agent'], '--fail-on needs one of must, should, practice, got "may"'],
     [['--baseline', '/nonexistent/baseline.txt', 'agent'], '--baseline: cannot read /nonexistent/baseline.txt (ENOENT)'],
     [['--proxy', '--only', 'framing', 'proxy'], '--only: no check or group named "framing"'],
+    [['--url', 'ftp://127.0.0.1/acp'], '--url needs a ws://, wss://, http:// or https:// URL, got "ftp://127.0.0.1/acp"'],
+    [['--url', 'http://127.0.0.1/acp', 'agent'], '--url checks a server: give no command with it'],
+    [['--url', 'http://127.0.0.1/acp', '--max-clients', '0'], '--max-clients needs a whole number above 0, got "0"'],
     [['--proxy', '--model-stub', 'proxy'], '--model-stub does not apply to --proxy: the check plays its successor'],
     [['--json=1', 'agent'], '--json takes no value'],
   ];
