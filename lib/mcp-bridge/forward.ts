@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { RpcError, describeThrown } from '../jsonrpc/errors';
-import type { JsonObject, JsonValue, RequestId } from '../jsonrpc/message';
+import { isJsonObject, type JsonObject, type JsonValue, type RequestId } from '../jsonrpc/message';
 import type { McpCaller, McpNotification } from '../mcp/caller';
 import { McpBindingErrorCode, type McpOutcome } from '../mcp/protocol';
 import { mcpErrorResponse, type McpHttpReply, type McpWireMessage } from './reply';
@@ -44,7 +44,9 @@ const REQUEST_CANCELLED = -32800;
  * Forwards one MCP request and answers it once.
  *
  * @remarks
- * The `mcp/message` gets a fresh `requestId`, the same on every hop. When the client goes away
+ * The `mcp/message` gets a fresh `requestId`, the same on every hop; the notifications a provider
+ * tags with it as their subscription (`io.modelcontextprotocol/subscriptionId`, the messages of a
+ * `subscriptions/listen`) reach the client tagged with the client's own id. When the client goes away
  * (closes the HTTP request), cancels it (`notifications/cancelled`), or the bridge cancels the
  * route's requests (a `session/cancel` of its ACP session), the `mcp/message` is
  * cancelled on this hop (`$/cancel_request` with its outer id) and a result that arrives later is
@@ -96,18 +98,31 @@ async function answerOf(forward: McpForward, signal: AbortSignal): Promise<McpWi
 
 /** One `mcp/message` for the request, its notifications sent on the reply while it runs. */
 function send(forward: McpForward, params: JsonObject | undefined, signal: AbortSignal): Promise<McpOutcome> {
+  const requestId = `mcp-bridge:${randomUUID()}`;
   return forward.caller.request(forward.serverId, forward.method, params, {
-    requestId: `mcp-bridge:${randomUUID()}`,
+    requestId,
     signal,
     onNotification: (notification) => {
-      if (!signal.aborted) forward.reply.notify(notificationMessage(notification));
+      if (!signal.aborted) forward.reply.notify(notificationMessage(notification, requestId, forward.id));
     },
   });
 }
 
-function notificationMessage(notification: McpNotification): McpWireMessage {
+/** The `_meta` key that names the `subscriptions/listen` request a message belongs to (revision 2026-07-28). */
+const SUBSCRIPTION_ID_META = 'io.modelcontextprotocol/subscriptionId';
+
+/**
+ * A notification of the forwarded request, for the client. The provider tags a subscription's
+ * messages with the id it saw (the `mcp/message`'s `requestId`); the client knows its own request's
+ * id only, so that tag is renamed to it.
+ */
+function notificationMessage(notification: McpNotification, sentId: string, clientId: RequestId): McpWireMessage {
   const message: McpWireMessage = { jsonrpc: '2.0', method: notification.method };
-  if (notification.params !== undefined) message.params = notification.params;
+  const params = notification.params;
+  if (params === undefined) return message;
+  const meta = params._meta;
+  const isTagged = isJsonObject(meta) && meta[SUBSCRIPTION_ID_META] === sentId;
+  message.params = isTagged ? { ...params, _meta: { ...meta, [SUBSCRIPTION_ID_META]: clientId } } : params;
   return message;
 }
 

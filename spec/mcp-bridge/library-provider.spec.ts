@@ -13,9 +13,9 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'chai';
-import { mcpServerHandler, type McpServerHandler } from '../../lib';
+import { MCP_PROTOCOL_VERSION, mcpServerHandler, type McpServerHandler } from '../../lib';
 import { rejectionOf } from '../helpers/async';
-import { type BridgeChain, httpDeclarationOf, startBridgeChain } from '../helpers/mcp-bridge';
+import { type BridgeChain, httpDeclarationOf, openPost, startBridgeChain } from '../helpers/mcp-bridge';
 import { useBuild } from '../helpers/processes';
 import { REFERENCE_SERVER_INFO, referenceMcpServer } from '../helpers/reference-mcp-server';
 
@@ -103,6 +103,31 @@ describe('McpBridge before a provider written with the MCP server library', func
     expect(sampled.content).to.deep.equal([{ type: 'text', text: 'LLM response: {"type":"text","text":"sampled"}' }]);
     const roots = await client.callTool({ name: 'test_list_roots', arguments: {} });
     expect(roots.content).to.deep.equal([{ type: 'text', text: 'roots: file:///work' }]);
+  });
+
+  it("tags a 2026-07-28 subscriptions/listen stream with the client's request id: the acknowledgement's subscriptionId is the listen's id", async () => {
+    const meta = { 'io.modelcontextprotocol/protocolVersion': MCP_PROTOCOL_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} };
+    const listen = {
+      jsonrpc: '2.0',
+      id: 'listen:0',
+      method: 'subscriptions/listen',
+      params: { notifications: { toolsListChanged: true }, _meta: meta },
+    };
+    const stream = openPost(url, listen, {
+      authorization,
+      'mcp-protocol-version': MCP_PROTOCOL_VERSION,
+      'mcp-method': 'subscriptions/listen',
+    });
+    try {
+      expect(await stream.head).to.deep.equal({ status: 200, contentType: 'text/event-stream' });
+      expect(await stream.next()).to.deep.equal({
+        jsonrpc: '2.0',
+        method: 'notifications/subscriptions/acknowledged',
+        params: { notifications: { toolsListChanged: true }, _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen:0' } },
+      });
+    } finally {
+      stream.abort();
+    }
   });
 
   it("answers an MCP error naming the input request when the client's answer to it is an error", async () => {
