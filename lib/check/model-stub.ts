@@ -130,11 +130,15 @@ export function claudeVariables(baseUrl: string): Record<string, string> {
 
 /**
  * The text of `$HOME/.codex/config.toml` sending codex's turns to a Responses API server at
- * `baseUrl` (codex ignores `OPENAI_BASE_URL`; the key comes from `OPENAI_API_KEY`).
+ * `baseUrl` (codex ignores `OPENAI_BASE_URL`; the key comes from `OPENAI_API_KEY`), with its
+ * plugins off: with them, codex 0.166 (under codex-acp 2.6) runs `git ls-remote
+ * https://github.com/openai/plugins.git` and calls `chatgpt.com` when it starts.
  */
 export function codexConfig(baseUrl: string): string {
   return [
-    // A model codex has metadata for: with an unknown one it warns inside the turn's text.
+    // A model codex 0.137 (codex-acp 0.16) has metadata for: with an unknown one it warns inside
+    // the turn's text. Codex 0.166 has none for it and says so in a `notice` update instead; with
+    // a model it knows, it offers MCP tools through its code mode, not in the request's `tools`.
     'model = "gpt-5.4-mini"',
     'model_provider = "fake"',
     '',
@@ -143,6 +147,9 @@ export function codexConfig(baseUrl: string): string {
     `base_url = "${baseUrl}"`,
     'env_key = "OPENAI_API_KEY"',
     'wire_api = "responses"',
+    '',
+    '[features]',
+    'plugins = false',
     '',
   ].join('\n');
 }

@@ -162,7 +162,7 @@ for (const api of APIS) {
     });
 
     it('holds a [hold] turn after its first word until it is finished', async () => {
-      const response = await post(api.turn('Count slowly. [hold]'));
+      const response = await post(api.turn('Count slowly. [hold]', 'recite'));
       const reader = response.body!.getReader();
       let text = '';
       while (!api.words(eventsOf(text)).includes('Hello')) text += new TextDecoder().decode((await reader.read()).value);
@@ -182,6 +182,26 @@ for (const api of APIS) {
     });
   });
 }
+
+describe("the fake Anthropic Messages API and the Claude Code CLI's own requests", () => {
+  let server: FakeModelBackend;
+  beforeEach(async () => (server = await startFakeAnthropicServer()));
+  afterEach(() => server.close());
+
+  it('answers whole a [hold] request that offers no tools (a session title quoting the prompt), and holds the turn that does', async () => {
+    const request = (tools: unknown[]): Promise<Response> =>
+      fetch(`${server.baseUrl}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ stream: true, messages: [{ role: 'user', content: '<session>\nSay hello [hold]\n</session>' }], tools }),
+      });
+    const title = eventsOf(await (await request([])).text());
+    expect(json(title).at(-1)!.type).to.equal('message_stop');
+    const turn = request([{ name: 'Bash' }]);
+    (await server.nextHeldTurn()).finish();
+    expect(json(eventsOf(await (await turn).text())).at(-1)!.type).to.equal('message_stop');
+  });
+});
 
 describe('startModelStub()', () => {
   it('knows gemini-cli and opencode by their packages and programs', () => {

@@ -9,7 +9,8 @@
  * `POST /v1/messages/count_tokens` gets a token count; `HEAD /` (the CLI's reachability check) 200;
  * anything else 404. The prompt read is the last text part of the last user message: after an
  * interrupted turn, the Claude Code CLI sends the interrupted prompt, "[Request interrupted by
- * user]" and the new prompt as the parts of one user message.
+ * user]" and the new prompt as the parts of one user message. A request that offers no tools is
+ * the CLI's own (a session title quoting the prompt), and is never held.
  *
  * A scripted tool call (api.ts) is a `tool_use` content block (`input_json_delta`, `stop_reason`
  * `tool_use`); its result comes back as a `tool_result` block with that `tool_use_id`.
@@ -119,6 +120,11 @@ const MESSAGES_API: FakeApi = {
         .filter((text) => text !== '')
         .at(-1) ?? ''
     );
+  },
+  // The CLI's own requests (a session title, which quotes the prompt; a permission classifier) offer no tools.
+  isHelper: (body) => {
+    const tools = bodyOf(body).tools;
+    return !Array.isArray(tools) || tools.length === 0;
   },
   format: (id, body) => format(id, String(bodyOf(body).model ?? 'claude-fake')),
   whole: (id, body, text) => wholeMessage(id, String(bodyOf(body).model ?? 'claude-fake'), text),

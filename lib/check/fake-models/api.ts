@@ -2,8 +2,9 @@
  * A fake model API from its description: which requests are turns, what a request offers and
  * carries, and the events of its answers. {@link startFakeApi} gives every API the same behaviour:
  * each turn streams the reply one word per delta (or `echo: ` and the prompt, for a prompt holding
- * `[echo]`), a prompt holding `[hold]` is held open after its first word, and a scripted tool call
- * is made and its result answered (tool-call-script.ts).
+ * `[echo]`), a prompt holding `[hold]` is held open after its first word (not in a helper request,
+ * {@link FakeApi.isHelper}), and a scripted tool call is made and its result answered
+ * (tool-call-script.ts).
  *
  * @packageDocumentation
  */
@@ -31,6 +32,11 @@ export interface FakeApi {
   results(body: unknown): CarriedResult[];
   /** The text of the request's last user message. */
   lastUserText(body: unknown): string;
+  /**
+   * Whether a streamed request is one the agent makes for itself rather than a turn (a session
+   * title that quotes the prompt): answered whole even when its prompt holds `[hold]`. Default: none is.
+   */
+  isHelper?(body: unknown): boolean;
   /** The events of the streamed answer `id` to a request. */
   format(id: string, body: unknown): ReplyFormat;
   /** The answer `id` to a request answered whole, carrying `text`. */
@@ -53,7 +59,7 @@ export async function startFakeApi(api: FakeApi, reply = 'Hello from the fake mo
     if (scripted?.kind === 'call') return stream.send(format.call(scripted.call)).end();
     const words = scripted?.kind === 'text' ? scripted.text.split(/(?= )/) : replyWords(reply, text);
     const turn = new StreamedReply(stream, format, words);
-    if (scripted || !text.includes(HOLD_MARKER)) return turn.finish();
+    if (scripted || !text.includes(HOLD_MARKER) || api.isHelper?.(body)) return turn.finish();
     turn.start();
     hold({ disconnected: stream.disconnected, finish: () => turn.finish() });
   });
