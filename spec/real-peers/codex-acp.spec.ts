@@ -54,7 +54,8 @@ const ROUTES: readonly Route[] = [
       '--trace',
       commandLine('node', PASSTHROUGH_PROXY),
       commandLine('node', PASSTHROUGH_PROXY),
-      'npx --no-install codex-acp',
+      // Not `npx codex-acp`: @agentclientprotocol/codex-acp, in the same package, owns that bin now.
+      commandLine('npx', '--no-install', '--', 'node', REAL_PEERS.codexAcp),
     ],
     // conductor, two proxies, npm exec, sh -c, the launcher, the binary
     treeSize: 7,
@@ -90,7 +91,7 @@ describe(`codex-acp ${installedVersion('@zed-industries/codex-acp')} (real agent
         await writeCodexConfig(home, server.baseUrl);
         const [command, ...args] = route.argv;
         peer = spawnConnection(command!, args, {
-          // `npx --no-install codex-acp` finds codex-acp in the nested package's node_modules/.bin.
+          // `npx --no-install` runs in the nested package, offline (npm exec, then sh -c, start the launcher).
           cwd: REAL_PEERS_PACKAGE,
           env: home.env({
             OPENAI_API_KEY: 'sk-fake-key-for-a-local-server',
