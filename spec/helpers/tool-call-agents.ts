@@ -105,14 +105,18 @@ export function allowTools(client: AcpClient, optionId: string): PermissionLog {
   return log;
 }
 
-/** The tool names a model request offers: flat names, and `namespace__name` inside a namespace. */
+/**
+ * The tool names a model request offers: flat names (Messages and Responses APIs; Chat Completions
+ * names them in `function.name`), and `namespace__name` inside a namespace.
+ */
 export function offeredToolNames(request: RecordedRequest | undefined): string[] {
   const tools = (request?.body as { tools?: unknown } | undefined)?.tools;
   if (!Array.isArray(tools)) return [];
-  return tools.flatMap((tool: { name?: unknown; tools?: unknown }) => {
-    if (typeof tool?.name !== 'string') return [];
-    if (!Array.isArray(tool.tools)) return [tool.name];
-    return tool.tools.map((inner: { name?: unknown }) => `${tool.name}__${String(inner?.name)}`);
+  return tools.flatMap((tool: { name?: unknown; tools?: unknown; function?: { name?: unknown } }) => {
+    const name = tool?.name ?? tool?.function?.name;
+    if (typeof name !== 'string') return [];
+    if (!Array.isArray(tool.tools)) return [name];
+    return tool.tools.map((inner: { name?: unknown }) => `${name}__${String(inner?.name)}`);
   });
 }
 

@@ -7,14 +7,12 @@
  * no MCP server. Each agent's fake model (127.0.0.1) scripts the call. What each agent did is in
  * docs/real-peers.md ("Tool calls through the conductor").
  */
-import { readFileSync } from 'node:fs';
-import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { AcpClient, RpcError, spawnConnection, type ChildConnection } from '../../lib';
-import { CHAIN_TOOL_EVENT, CHAIN_TOOL_SERVER, chainReciteText } from '../fixtures/chain-tool-proxy';
+import { CHAIN_TOOL_SERVER, chainReciteText } from '../fixtures/chain-tool-proxy';
+import { TOOL_PROXY, bridgedUrls, isListening, isToolEvent } from '../helpers/chain-tools';
 import type { LineReader } from '../helpers/lines';
-import type { WireMessage } from '../helpers/messages';
 import { descendants, isRunning, processesEnded } from '../helpers/process-table';
 import { CLI, ROOT, useBuild } from '../helpers/processes';
 import {
@@ -28,13 +26,6 @@ import {
   type TempHome,
 } from '../helpers/real-peers';
 import { TOOL_CALL_AGENTS, allowTools, offeredToolNames, type FakeModel, type ToolCallAgent } from '../helpers/tool-call-agents';
-
-const TOOL_PROXY = commandLine(
-  process.execPath,
-  '-r',
-  require.resolve('ts-node/register/transpile-only'),
-  join(ROOT, 'spec', 'fixtures', 'chain-tool-proxy.ts'),
-);
 
 /** A conductor running the tool proxy, the bridge and the agent, with this spec as its client. */
 interface Chain {
@@ -50,32 +41,6 @@ describe('Real agents call a proxy tool through acp-wire conduct --mcp-bridge (f
   useBuild();
   for (const agent of TOOL_CALL_AGENTS) describe(agent.title, () => defineAgent(agent));
 });
-
-/** The event lines of the tool proxy on the conductor's stderr that match. */
-function isToolEvent(event: string, tool?: string): (message: WireMessage) => boolean {
-  const matches = (message: WireMessage): boolean => {
-    const fields = message as Record<string, unknown>;
-    return fields[CHAIN_TOOL_EVENT] === event && (tool === undefined || fields.tool === tool);
-  };
-  return Object.defineProperty(matches, 'name', { value: `the tool proxy's "${event}" event${tool ? ` of ${tool}` : ''}` });
-}
-
-/** The bridged declaration the agent got in its `session/new`, read from the conductor's trace file. */
-function bridgedUrls(tracePath: string): string[] {
-  return [...readFileSync(tracePath, 'utf8').matchAll(/"url":"(http:\/\/127\.0\.0\.1:\d+\/mcp\/[0-9a-f-]{36})"/g)].map((m) => m[1]!);
-}
-
-/** Whether something accepts TCP connections at a URL's port on 127.0.0.1. */
-function isListening(url: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port: Number(new URL(url).port) });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
 
 function defineAgent(agent: ToolCallAgent): void {
   let model: FakeModel;

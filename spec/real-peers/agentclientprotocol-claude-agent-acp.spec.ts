@@ -1,0 +1,9 @@
+/**
+ * `@agentclientprotocol/claude-agent-acp`, the real agent (on Node 22, running the Claude Agent
+ * SDK's native `claude` binary), driven by acp-wire with no internet: its model is a fake Anthropic
+ * Messages API on 127.0.0.1. See spec/helpers/current-agent-suite.ts.
+ */
+import { CURRENT_AGENTS } from '../helpers/current-agents';
+import { describeCurrentAgent } from '../helpers/current-agent-suite';
+
+describeCurrentAgent(CURRENT_AGENTS.claudeAgentAcp);
