@@ -5,16 +5,20 @@
  */
 import { expect } from 'chai';
 import { PassThrough } from 'node:stream';
-import { type MetaEntrySource, notificationLine, notificationLineWithMeta, responseLine, responseLineWithMeta } from '../lib/framing/lines';
+import { notificationLine, notificationLineWithMeta, responseLine, responseLineWithMeta } from '../lib/framing/lines';
+import type { MetaStamp } from '../lib/framing/meta-stamp';
 import { MESSAGE_PORT, type MessagePort } from '../lib/framing/message-port';
 import { LineWriter } from '../lib/framing/writer';
 import { SerializationError } from '../lib/jsonrpc/errors';
 
-/** A source that hands out `"k":"1"`, `"k":"2"`, … and counts what it handed out. */
-function entries(): MetaEntrySource & { taken: number } {
+/** A stamp that hands out `"k":"1"`, `"k":"2"`, … and counts what it handed out (the encoders never stamp text). */
+function entries(): MetaStamp & { taken: number } {
   const source = {
     taken: 0,
-    metaEntry: () => `"k":"${++source.taken}"`,
+    takeEntry: () => `"k":"${++source.taken}"`,
+    stamp: (): string => {
+      throw new Error('the encoders take entries, they stamp no text');
+    },
   };
   return source;
 }
@@ -105,8 +109,10 @@ describe('a LineWriter over a port that wants an entry on every message', () => 
       canSendMessages: () => true,
       sendMessages: (texts) => (sent.push(...texts), true),
       bufferedAmount: 0,
-      nextMetaEntry: () => `"k":"${next++}"`,
-      stampMessage: (text) => `${text.slice(0, -1)},"_meta":{"k":"${next++}"}}`,
+      metaStamp: {
+        takeEntry: () => `"k":"${next++}"`,
+        stamp: (text) => `${text.slice(0, -1)},"_meta":{"k":"${next++}"}}`,
+      },
     };
     (out as unknown as { [MESSAGE_PORT]: MessagePort })[MESSAGE_PORT] = port;
     return { out, sent, next: () => next };
@@ -115,9 +121,9 @@ describe('a LineWriter over a port that wants an entry on every message', () => 
   it('has the port stamp a message written without an entry taken, and not one written after taking it', async () => {
     const { out, sent } = stampingOutput();
     const writer = new LineWriter(out, { backpressure: () => {} });
-    expect(writer.stampsMessages).to.equal(true);
+    expect(writer.metaStamp).to.not.equal(undefined);
     writer.write('{"jsonrpc":"2.0","id":1,"error":{"code":-1,"message":"no"}}');
-    const entry = writer.metaEntry();
+    const entry = writer.metaStamp!.takeEntry();
     expect(entry).to.equal('"k":"2"');
     writer.write(`{"jsonrpc":"2.0","id":2,"result":{"_meta":{${entry}}}}`);
     writer.write('{"jsonrpc":"2.0","method":"m"}');
@@ -134,11 +140,10 @@ describe('a LineWriter over a port that wants an entry on every message', () => 
     const { out, next } = stampingOutput();
     const writer = new LineWriter(out, { backpressure: () => {} });
     void writer.end(false);
-    expect(writer.metaEntry()).to.equal(undefined);
+    expect(writer.metaStamp!.takeEntry()).to.equal(undefined);
     expect(next()).to.equal(1);
     const plain = new LineWriter(new PassThrough(), { backpressure: () => {} });
-    expect(plain.stampsMessages).to.equal(false);
-    expect(plain.metaEntry()).to.equal(undefined);
+    expect(plain.metaStamp).to.equal(undefined);
     out.destroy();
   });
 });

@@ -31,6 +31,7 @@ import {
 } from '../jsonrpc/message';
 import { CANCEL_REQUEST_METHOD, cancelTargetOf } from '../jsonrpc/protocol';
 import { rawIdText, requestIdOfHead } from '../framing/raw-id';
+import type { MetaStamp } from '../framing/meta-stamp';
 import { cancelLine, notificationLine, notificationLineWithMeta, requestLine, responseLine, responseLineWithMeta } from '../framing/lines';
 import { InflightRequests } from '../requests/inflight';
 import { PendingRequests } from '../requests/pending';
@@ -124,8 +125,8 @@ export class Connection extends EventEmitter<ConnectionEvents> {
   readonly #inflight = new InflightRequests();
   readonly #output: Writable;
   readonly #writer: LineWriter;
-  /** The writer, when its output wants a `_meta` entry on every message (a resumable stream). */
-  readonly #meta: LineWriter | undefined;
+  /** The writer's `_meta` entries, when its output wants one on every message (a resumable stream). */
+  readonly #meta: MetaStamp | undefined;
   readonly #reader: InputReader;
   readonly #logger: Logger;
   readonly #endOutput: boolean;
@@ -156,7 +157,7 @@ export class Connection extends EventEmitter<ConnectionEvents> {
       // The flush of a request's line runs after the job that sent it: the drop scheduler's cue.
       flushing: sendingJobsReturned,
     });
-    this.#meta = this.#writer.stampsMessages ? this.#writer : undefined;
+    this.#meta = this.#writer.metaStamp;
     this.#inbound = {
       isClosing: () => this.#closeReason !== undefined,
       finish: (req, result, error) => this.#finish(req, result, error),

@@ -9,6 +9,7 @@ import { OPEN_BRACE, decimalText } from './json-text';
 import { encodeJson } from './ndjson';
 import type { ErrorObject, JsonValue, RequestId } from '../jsonrpc/message';
 import { CANCEL_REQUEST_METHOD } from '../jsonrpc/protocol';
+import type { MetaStamp } from './meta-stamp';
 import { encodeResponseWithRawId } from './raw-id';
 
 /**
@@ -19,17 +20,6 @@ import { encodeResponseWithRawId } from './raw-id';
  */
 export function requestLine(id: RequestId, method: string, params: unknown): string {
   return params === undefined ? encodeJson({ jsonrpc: '2.0', id, method }) : encodeJson({ jsonrpc: '2.0', id, method, params });
-}
-
-/**
- * Where a message's `_meta` entry comes from when its output wants one on every message (see
- * `LineWriter.metaEntry`).
- *
- * @internal
- */
-export interface MetaEntrySource {
-  /** Takes the entry of the message written next, or `undefined` when none is wanted. */
-  metaEntry(): string | undefined;
 }
 
 /**
@@ -73,10 +63,10 @@ export function notificationLine(method: string, params: unknown): string {
  * @throws SerializationError if `params` cannot be serialized
  * @internal
  */
-export function notificationLineWithMeta(method: string, params: unknown, meta: MetaEntrySource): string {
+export function notificationLineWithMeta(method: string, params: unknown, meta: MetaStamp): string {
   const json = params === undefined ? undefined : metaHolderJson(params);
   if (json === undefined) return notificationLine(method, params);
-  const entry = meta.metaEntry();
+  const entry = meta.takeEntry();
   const methodText = encodeJson(method);
   if (entry === undefined) return `{"jsonrpc":"2.0","method":${methodText},"params":${json}}`;
   // One template (see responseLineWithMeta).
@@ -119,11 +109,11 @@ export function responseLineWithMeta(
   rawId: string | undefined,
   result: JsonValue | undefined,
   error: ErrorObject | undefined,
-  meta: MetaEntrySource,
+  meta: MetaStamp,
 ): string {
   const json = error === undefined ? metaHolderJson(result) : undefined;
   if (json === undefined) return responseLine(id, rawId, result, error);
-  const entry = meta.metaEntry();
+  const entry = meta.takeEntry();
   const idText = rawId ?? idJson(id);
   if (entry === undefined) return `{"jsonrpc":"2.0","id":${idText},"result":${json}}`;
   // One template, `entry` first in a `_meta` of the result's own: each part joined once (joining

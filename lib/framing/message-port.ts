@@ -5,6 +5,7 @@
  * @packageDocumentation
  * @internal
  */
+import type { MetaStamp } from './meta-stamp';
 
 /**
  * What a stream that carries one message per frame offers the connection that owns it.
@@ -43,17 +44,9 @@ export interface MessagePort {
   readonly bufferedAmount: number;
   /**
    * Present on a transport that puts a `_meta` entry on every message it sends (a resumable
-   * stream's cursor, numbered in the order messages are handed over): takes the entry of the next
-   * message, as `"key":value` JSON text. The caller writes it first into the `_meta` of that
-   * message's `params` or `result` object as it serializes it, and hands that message over next.
+   * stream's cursor, numbered in the order messages are handed over).
    */
-  nextMetaEntry?(): string;
-  /**
-   * Present with {@link MessagePort.nextMetaEntry}: takes the next entry and puts it on `text`, a
-   * message serialized without one (in `params._meta`, `result._meta`, or the message's own
-   * `_meta`). Every message handed over carries its entry, by one or the other.
-   */
-  stampMessage?(text: string): string;
+  metaStamp?: MetaStamp;
 }
 
 /** The key under which a stream offers its {@link MessagePort}. @internal */

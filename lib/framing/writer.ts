@@ -6,6 +6,7 @@
  */
 import { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
+import type { MetaStamp } from './meta-stamp';
 import { messagePortOf, type MessagePort } from './message-port';
 
 /** Callbacks of a {@link LineWriter}. @internal */
@@ -66,9 +67,16 @@ export class LineWriter {
   #port: MessagePort | undefined;
   /** The messages queued for the port. */
   #messages: string[] = [];
-  /** Whether the port puts a `_meta` entry on every message (see {@link MessagePort.nextMetaEntry}). */
-  readonly #stamps: boolean;
-  /** An entry was taken (by {@link LineWriter.metaEntry}) for the message written next. */
+  /** The port's stamp, when it puts a `_meta` entry on every message (see {@link MessagePort.metaStamp}). */
+  readonly #portStamp: MetaStamp | undefined;
+  /**
+   * The `_meta` entries of the messages written here, when the output wants one on every message
+   * (a resumable stream), else `undefined`: the port's, each taken for the message written next.
+   * A message written without taking its entry first is stamped with the port's. None is handed
+   * out once the writer has ended.
+   */
+  readonly metaStamp: MetaStamp | undefined;
+  /** An entry was taken (by {@link LineWriter.metaStamp}) for the message written next. */
   #hasEntry = false;
   /** A flush is queued (a microtask). */
   #isScheduled = false;
@@ -84,7 +92,15 @@ export class LineWriter {
     this.#events = events;
     const port = messagePortOf(out);
     if (port?.canSendMessages()) this.#port = port;
-    this.#stamps = this.#port?.nextMetaEntry !== undefined && this.#port.stampMessage !== undefined;
+    const portStamp = (this.#portStamp = this.#port?.metaStamp);
+    this.metaStamp = portStamp && {
+      takeEntry: () => {
+        if (this.#isEnded) return undefined;
+        this.#hasEntry = true;
+        return portStamp.takeEntry();
+      },
+      stamp: (text) => portStamp.stamp(text),
+    };
     this.#earlyWriteChars = out instanceof Socket ? EARLY_WRITE_CHARS : Number.POSITIVE_INFINITY;
   }
 
@@ -98,30 +114,14 @@ export class LineWriter {
     return this.#queuedChars + (this.#port ? this.#port.bufferedAmount : this.#out.writableLength);
   }
 
-  /** Whether the output wants a `_meta` entry on every message (see {@link LineWriter.metaEntry}). */
-  get stampsMessages(): boolean {
-    return this.#stamps;
-  }
-
-  /**
-   * Takes the `_meta` entry (`"key":value` JSON text) the output wants on the next message, or
-   * `undefined` when it wants none. The caller writes that message next, with the entry first in
-   * the `_meta` of its `params` or `result` object; a message written without taking one first
-   * gets its entry from the output's port.
-   */
-  metaEntry(): string | undefined {
-    if (!this.#stamps || this.#isEnded) return undefined;
-    this.#hasEntry = true;
-    return this.#port!.nextMetaEntry!();
-  }
-
   /** Queues one message's JSON text (without a newline: the writer ends the line). Ignored once ended. */
   write(text: string): void {
     if (this.#isEnded) return;
     if (this.#port) {
-      if (this.#stamps) {
+      const stamp = this.#portStamp;
+      if (stamp) {
         if (this.#hasEntry) this.#hasEntry = false;
-        else text = this.#port.stampMessage!(text);
+        else text = stamp.stamp(text);
       }
       this.#messages.push(text);
       this.#queuedChars += text.length;

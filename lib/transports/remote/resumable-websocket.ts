@@ -59,9 +59,10 @@ export class ResumableServerStream extends SocketHoppingStream {
     this.#settings = settings;
     this.#buffer = new ReplayBuffer({ maxMessages: settings.bufferMessages, maxAgeMs: settings.bufferMs });
     // A connection that owns this stream writes each message's cursor as it serializes it.
-    const port = this[MESSAGE_PORT];
-    port.nextMetaEntry = () => `"${CURSOR_META_KEY}":"${decimalText(this.#nextCursor++)}"`;
-    port.stampMessage = (text) => stampCursor(text, this.#nextCursor++);
+    this[MESSAGE_PORT].metaStamp = {
+      takeEntry: () => `"${CURSOR_META_KEY}":"${decimalText(this.#nextCursor++)}"`,
+      stamp: (text) => stampCursor(text, this.#nextCursor++),
+    };
   }
 
   /** Runs the connection over its first socket. */
