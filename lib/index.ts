@@ -196,13 +196,13 @@ export type {
   ResumedEvent,
   ResumeOptions,
 } from './transports/remote/resume-options';
+export { CURSOR_META_KEY } from './transports/remote/stream-cursor';
 export {
-  CURSOR_META_KEY,
   STREAM_ACK_METHOD,
   STREAM_RESUME_FAILED_METHOD,
   STREAM_RESUME_METHOD,
   STREAM_RESUMED_METHOD,
-} from './transports/remote/stream-cursor';
+} from './transports/remote/control-messages';
 export { connectHttp } from './transports/remote/http-client';
 export type { ConnectHttpOptions } from './transports/remote/http-client';
 export { OutputStalledError } from './transports/remote/http-server-stream';

@@ -4,16 +4,9 @@
 import { expect } from 'chai';
 import { ReplayBuffer } from '../../lib/transports/remote/replay-buffer';
 import { backoffDelay, reconnectSettings, resumeSettings } from '../../lib/transports/remote/resume-options';
-import {
-  STREAM_ACK_METHOD,
-  controlMessage,
-  cursorNumberOf,
-  cursorOf,
-  isControlCandidate,
-  stampCursor,
-  takeCursor,
-  TakenCursor,
-} from '../../lib/transports/remote/stream-cursor';
+import { STREAM_ACK_METHOD, controlMessage, isControlCandidate } from '../../lib/transports/remote/control-messages';
+import { takeCursor, TakenCursor } from '../../lib/transports/remote/frame-cursor';
+import { cursorNumberOf, cursorOf, stampCursor } from '../../lib/transports/remote/stream-cursor';
 import { seededRandom } from '../helpers/random';
 
 describe('ReplayBuffer', () => {

@@ -20,7 +20,7 @@ import type { Connection } from '../../connection/connection';
 import { BACKSLASH, decimalText } from '../../framing/json-text';
 import { HttpStatusError, ResumeFailedError, ServerGoingAwayError } from './errors';
 import { backoffDelay, reconnectSettings, resumableOf, type ReconnectOptions, type ReconnectSettings } from './resume-options';
-import { takeCursor, TakenCursor } from './stream-cursor';
+import { takeCursor, TakenCursor } from './frame-cursor';
 import {
   EVENT_STREAM_CONTENT_TYPE,
   HEADER_CLIENT_SEQ,

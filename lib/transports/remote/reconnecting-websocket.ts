@@ -18,11 +18,10 @@ import {
   STREAM_RESUME_METHOD,
   controlMessage,
   controlOf,
-  cursorNumberOf,
   isControlCandidate,
-  takeCursor,
-  TakenCursor,
-} from './stream-cursor';
+} from './control-messages';
+import { takeCursor, TakenCursor } from './frame-cursor';
+import { cursorNumberOf } from './stream-cursor';
 import { sendFrames, SocketHoppingStream } from './socket-hopping-stream';
 import { Ring } from './ring';
 import type { WebSocketStream } from './websocket-stream';

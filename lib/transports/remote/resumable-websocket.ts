@@ -14,7 +14,6 @@ import { ReplayBuffer } from './replay-buffer';
 import { advertiseResumable, type ResumeSettings } from './resume-options';
 import { AckSchedule, readCursorAck, receivedAckText } from './stream-ack';
 import {
-  CURSOR_META_KEY,
   STREAM_ACK_METHOD,
   STREAM_RESUMED_METHOD,
   STREAM_RESUME_FAILED_METHOD,
@@ -22,8 +21,8 @@ import {
   controlMessage,
   controlOf,
   isControlCandidate,
-  stampCursor,
-} from './stream-cursor';
+} from './control-messages';
+import { CURSOR_META_KEY, stampCursor } from './stream-cursor';
 import { sendFrames, SocketHoppingStream } from './socket-hopping-stream';
 import type { WebSocketStream } from './websocket-stream';
 

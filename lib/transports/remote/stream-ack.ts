@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 import { CLOSE_BRACE, QUOTE } from '../../framing/json-text';
-import { STREAM_ACK_METHOD } from './stream-cursor';
+import { STREAM_ACK_METHOD } from './control-messages';
 
 /**
  * A resumable WebSocket's side acknowledges what it received after this many messages… (so few
