@@ -8,9 +8,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EVENT_STREAM_CONTENT_TYPE, HEADER_CONNECTION_ID, HEADER_SESSION_ID, idKey, isRequest, type RoutedMessage } from './http-protocol';
-import { header, json, readPostedMessage, text, type HttpStreamServerOptions, type HttpStreamSink } from './http-server';
-import { HttpServerStream, startEventStream, type BodyReply } from './http-server-stream';
-import { RETRY_AFTER_SECONDS } from './limits';
+import { HttpServerCore, header, json, readPostedMessage, text } from './http-server-core';
+import { startEventStream, type BodyReply } from './http-server-stream';
 
 /** What a connection id in the path may hold: URL-unreserved characters and percent escapes. */
 const CONNECTION_ID = /^[A-Za-z0-9._~%-]{1,128}$/;
@@ -44,56 +43,35 @@ interface WaitingStream {
  *
  * @internal
  */
-export class HttpPathServer {
-  readonly #options: HttpStreamServerOptions;
-  readonly #onStream: HttpStreamSink;
-  readonly #admit: (request: IncomingMessage) => boolean;
-  readonly #streams = new Map<string, HttpServerStream>();
+export class HttpPathServer extends HttpServerCore {
   readonly #waiting = new Map<string, WaitingStream>();
 
-  /** @param admit - whether a new connection may open now (else its `initialize` POST is refused 503) */
-  constructor(options: HttpStreamServerOptions, onStream: HttpStreamSink, admit: (request: IncomingMessage) => boolean) {
-    this.#options = options;
-    this.#onStream = onStream;
-    this.#admit = admit;
-  }
-
   /** Answers one request to the connection `connectionId`. */
-  handle(request: IncomingMessage, response: ServerResponse, connectionId: string): void {
+  override handle(request: IncomingMessage, response: ServerResponse, connectionId: string): void {
     if (header(request, HEADER_CONNECTION_ID) !== undefined || header(request, HEADER_SESSION_ID) !== undefined) {
       return text(response, 400, `${HEADER_CONNECTION_ID} and ${HEADER_SESSION_ID} are not used when the connection id is in the path`);
     }
-    switch (request.method) {
-      case 'POST':
-        return void this.#post(request, response, connectionId).catch(() => response.destroy());
-      case 'GET':
-        return this.#get(request, response, connectionId);
-      case 'DELETE':
-        return this.#delete(response, connectionId);
-      default:
-        response.setHeader('Allow', 'GET, POST, DELETE');
-        return text(response, 405, 'Method Not Allowed');
-    }
+    super.handle(request, response, connectionId);
   }
 
   /** Forgets every connection (their streams are closed by the listener) and ends the waiting streams. */
-  close(): void {
-    this.#streams.clear();
+  override close(): void {
+    super.close();
     for (const id of [...this.#waiting.keys()]) this.#takeWaiting(id)?.end();
   }
 
+  protected post(request: IncomingMessage, response: ServerResponse, connectionId: string): void {
+    void this.#post(request, response, connectionId).catch(() => response.destroy());
+  }
+
   async #post(request: IncomingMessage, response: ServerResponse, connectionId: string): Promise<void> {
-    const posted = await readPostedMessage(request, response, this.#options.maxPayload);
+    const posted = await readPostedMessage(request, response, this.options.maxPayload);
     if (posted === undefined) return;
     const { message, body } = posted;
-    const stream = this.#streams.get(connectionId);
+    const stream = this.streams.get(connectionId);
     if (isRequest(message) && message.method === 'initialize') {
       if (stream) return text(response, 409, 'Connection id already in use');
-      if (message.id === null) return text(response, 400, 'Initialize request must include an ID');
-      if (!this.#admit(request)) {
-        response.setHeader('Retry-After', RETRY_AFTER_SECONDS);
-        return text(response, 503, 'Too many clients');
-      }
+      if (this.refuseInitialize(request, response, message)) return;
       return this.#open(request, response, connectionId, message, body);
     }
     if (!stream) return text(response, 404, 'Unknown connection id');
@@ -117,29 +95,21 @@ export class HttpPathServer {
     body: Buffer,
   ): Promise<void> {
     // This dialect is not resumable (its answers come in POST bodies, not on a stream with cursors).
-    const stream = new HttpServerStream(connectionId, { ...this.#options, hasSessionStreams: false, resume: undefined });
-    this.#streams.set(connectionId, stream);
-    const forget = (): void => {
-      if (this.#streams.get(connectionId) === stream) this.#streams.delete(connectionId);
-    };
-    stream.once('finish', forget);
-    stream.once('close', forget);
-    stream.once('idle', forget);
-    const waiting = this.#takeWaiting(connectionId);
-    if (waiting) stream.attach(waiting, undefined);
-    stream.replyInBody(message.id, bodyReply(response, message.id));
-    // A client that gives up on its initialize leaves nothing behind.
-    const onGiveUp = (): void => {
-      if (!response.writableFinished) stream.closeGoingAway();
-    };
-    response.once('close', onGiveUp);
-    this.#onStream(stream, { transport: 'http', request, connectionId });
-    await stream.accept(body);
+    const options = { ...this.options, hasSessionStreams: false, resume: undefined };
+    await this.open(request, connectionId, options, body, (stream) => {
+      const waiting = this.#takeWaiting(connectionId);
+      if (waiting) stream.attach(waiting, undefined);
+      stream.replyInBody(message.id, bodyReply(response, message.id));
+      // A client that gives up on its initialize leaves nothing behind.
+      response.once('close', () => {
+        if (!response.writableFinished) stream.closeGoingAway();
+      });
+    });
   }
 
-  #get(request: IncomingMessage, response: ServerResponse, connectionId: string): void {
+  protected get(request: IncomingMessage, response: ServerResponse, connectionId: string): void {
     if (!(request.headers.accept ?? '').toLowerCase().includes(EVENT_STREAM_CONTENT_TYPE)) return text(response, 406, 'Not Acceptable');
-    const stream = this.#streams.get(connectionId);
+    const stream = this.streams.get(connectionId);
     if (stream) {
       if (stream.attach(response, undefined) === 'busy') text(response, 409, 'Outbound stream already has an active receiver');
       return;
@@ -155,13 +125,9 @@ export class HttpPathServer {
     });
   }
 
-  #delete(response: ServerResponse, connectionId: string): void {
+  protected delete(_request: IncomingMessage, response: ServerResponse, connectionId: string): void {
     this.#takeWaiting(connectionId)?.end();
-    const stream = this.#streams.get(connectionId);
-    if (!stream) return text(response, 404, 'Unknown connection id');
-    this.#streams.delete(connectionId);
-    stream.closeGoingAway();
-    response.writeHead(202).end();
+    this.deleteConnection(response, connectionId, 'Unknown connection id');
   }
 
   /** Removes the stream waiting for `connectionId`, if any, and returns its response. */

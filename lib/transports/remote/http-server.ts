@@ -8,7 +8,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
 import {
   EVENT_STREAM_CONTENT_TYPE,
   HEADER_CLIENT_SEQ,
@@ -17,100 +16,65 @@ import {
   HEADER_CONNECTION_ID,
   HEADER_LAST_EVENT_ID,
   HEADER_SESSION_ID,
-  JSON_CONTENT_TYPE,
   isRequest,
   isSessionScoped,
   sessionIdOf,
   type RoutedMessage,
 } from './http-protocol';
-import { HttpServerStream, type HttpServerLimits } from './http-server-stream';
-import { DEFAULT_MAX_PAYLOAD, RETRY_AFTER_SECONDS } from './limits';
-import { advertiseResumable, resumeSettings, type ResumeOptions, type ResumeSettings } from './resume-options';
+import {
+  HttpServerCore,
+  header,
+  json,
+  readPostedMessage,
+  text,
+  type HttpStreamServerOptions,
+  type HttpStreamSink,
+} from './http-server-core';
+import type { HttpServerStream } from './http-server-stream';
+import { advertiseResumable, resumeSettings, type ResumeSettings } from './resume-options';
 
 export { HEADER_CONNECTION_ID } from './http-protocol';
 export type { HttpServerLimits } from './http-server-stream';
 
-/** What the HTTP side hands over for each new connection. @internal */
-export type HttpStreamSink = (stream: Duplex, info: { transport: 'http'; request: IncomingMessage; connectionId: string }) => void;
-
-/** Options of the HTTP side. @internal */
-export interface HttpStreamServerOptions extends HttpServerLimits {
-  maxPayload?: number;
-  resume?: ResumeOptions | boolean;
-}
-
-/** The body of a batch refusal, as the SDK sends it. */
-const BATCH_REFUSAL = JSON.stringify({
-  jsonrpc: '2.0',
-  id: null,
-  error: { code: -32600, message: 'Invalid Request', data: 'JSON-RPC batches are not supported' },
-});
-
 /**
- * Answers Streamable HTTP requests that passed the path, origin and token checks.
+ * Answers Streamable HTTP requests that passed the path, origin and token checks, the connection
+ * named by `Acp-Connection-Id` (the SDK's dialect).
  *
  * @internal
  */
-export class HttpStreamServer {
-  readonly #options: HttpStreamServerOptions;
-  readonly #onStream: HttpStreamSink;
-  readonly #admit: (request: IncomingMessage) => boolean;
-  readonly #streams = new Map<string, HttpServerStream>();
+export class HttpStreamServer extends HttpServerCore {
   readonly #resume: ResumeSettings | undefined;
 
   /** @param admit - whether a new connection may open now (else its `initialize` POST is refused 503) */
-  constructor(options: HttpStreamServerOptions, onStream: HttpStreamSink, admit: (request: IncomingMessage) => boolean = () => true) {
-    this.#options = options;
-    this.#onStream = onStream;
-    this.#admit = admit;
+  constructor(options: HttpStreamServerOptions, onStream: HttpStreamSink, admit?: (request: IncomingMessage) => boolean) {
+    super(options, onStream, admit);
     this.#resume = resumeSettings(options.resume);
   }
 
-  /** Answers one request. */
-  handle(request: IncomingMessage, response: ServerResponse): void {
-    switch (request.method) {
-      case 'POST': {
-        const stream = this.#streams.get(header(request, HEADER_CONNECTION_ID) ?? '');
-        const heartbeat = header(request, HEADER_HEARTBEAT);
-        if (heartbeat !== undefined) return heartbeatPost(request, response, stream, heartbeat);
-        stream?.heard(undefined);
-        // A POST in progress keeps its connection from being idle.
-        const release = stream?.hold();
-        return void this.#post(request, response)
-          .catch(() => response.destroy())
-          .finally(release);
-      }
-      case 'GET':
-        return this.#get(request, response);
-      case 'DELETE':
-        return this.#delete(request, response);
-      default:
-        response.setHeader('Allow', 'GET, POST, DELETE');
-        return text(response, 405, 'Method Not Allowed');
-    }
-  }
-
-  /** Forgets every connection (their streams are closed by the listener). */
-  close(): void {
-    this.#streams.clear();
+  protected post(request: IncomingMessage, response: ServerResponse): void {
+    const stream = this.streams.get(header(request, HEADER_CONNECTION_ID) ?? '');
+    const heartbeat = header(request, HEADER_HEARTBEAT);
+    if (heartbeat !== undefined) return heartbeatPost(request, response, stream, heartbeat);
+    stream?.heard(undefined);
+    // A POST in progress keeps its connection from being idle.
+    const release = stream?.hold();
+    void this.#post(request, response)
+      .catch(() => response.destroy())
+      .finally(release);
   }
 
   async #post(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const posted = await readPostedMessage(request, response, this.#options.maxPayload);
+    const posted = await readPostedMessage(request, response, this.options.maxPayload);
     if (posted === undefined) return;
     const { message, body } = posted;
     const connectionId = header(request, HEADER_CONNECTION_ID);
     if (isRequest(message) && message.method === 'initialize') {
       if (connectionId !== undefined) return text(response, 400, 'Initialize not allowed on existing connection');
-      if (message.id === null) return text(response, 400, 'Initialize request must include an ID');
-      if (!this.#admit(request)) {
-        response.setHeader('Retry-After', RETRY_AFTER_SECONDS);
-        return text(response, 503, 'Too many clients');
-      }
+      if (this.refuseInitialize(request, response, message)) return;
       return this.#open(request, response, message, body);
     }
     if (connectionId === undefined) return text(response, 400, 'Missing Acp-Connection-Id');
-    const stream = this.#streams.get(connectionId);
+    const stream = this.streams.get(connectionId);
     if (!stream) return text(response, 404, 'Unknown Acp-Connection-Id');
     if (typeof message.method === 'string') {
       const headerSession = header(request, HEADER_SESSION_ID);
@@ -133,25 +97,19 @@ export class HttpStreamServer {
 
   async #open(request: IncomingMessage, response: ServerResponse, message: RoutedMessage, body: Buffer): Promise<void> {
     const connectionId = randomUUID();
-    const stream = new HttpServerStream(connectionId, { ...this.#options, resume: this.#resume });
-    this.#streams.set(connectionId, stream);
-    const forget = (): void => {
-      if (this.#streams.get(connectionId) === stream) this.#streams.delete(connectionId);
-    };
-    stream.once('finish', forget);
-    stream.once('close', forget);
-    stream.once('idle', forget);
-    const answer = stream.expectInitialize(message.id);
+    let answer!: Promise<string | undefined>;
     // A client that gives up on its initialize leaves nothing behind.
-    const onGiveUp = (): void => stream.closeGoingAway();
-    response.once('close', onGiveUp);
-    this.#onStream(stream, { transport: 'http', request, connectionId });
-    await stream.accept(body);
+    let onGiveUp = (): void => {};
+    const stream = await this.open(request, connectionId, { ...this.options, resume: this.#resume }, body, (opened) => {
+      answer = opened.expectInitialize(message.id);
+      onGiveUp = () => opened.closeGoingAway();
+      response.once('close', onGiveUp);
+    });
     let line = await answer;
     response.removeListener('close', onGiveUp);
     if (line !== undefined && this.#resume) line = advertiseResumable(line, this.#resume);
     if (line === undefined) {
-      forget();
+      this.forget(connectionId, stream);
       const failed = {
         jsonrpc: '2.0',
         id: message.id,
@@ -163,11 +121,11 @@ export class HttpStreamServer {
     json(response, 200, line);
   }
 
-  #get(request: IncomingMessage, response: ServerResponse): void {
+  protected get(request: IncomingMessage, response: ServerResponse): void {
     if (!(request.headers.accept ?? '').toLowerCase().includes(EVENT_STREAM_CONTENT_TYPE)) return text(response, 406, 'Not Acceptable');
     const connectionId = header(request, HEADER_CONNECTION_ID);
     if (connectionId === undefined) return text(response, 400, 'Missing Acp-Connection-Id');
-    const stream = this.#streams.get(connectionId);
+    const stream = this.streams.get(connectionId);
     // A resume of a connection the server no longer has is refused as a conflict, never a fresh stream.
     const lastEventId = this.#resume ? header(request, HEADER_LAST_EVENT_ID) : undefined;
     if (!stream && lastEventId !== undefined) return text(response, 409, 'Unknown Acp-Connection-Id: resume at the protocol level');
@@ -178,40 +136,11 @@ export class HttpStreamServer {
     else if (outcome === 'gone') text(response, 409, `Last-Event-ID ${lastEventId} is no longer held: resume at the protocol level`);
   }
 
-  #delete(request: IncomingMessage, response: ServerResponse): void {
+  protected delete(request: IncomingMessage, response: ServerResponse): void {
     const connectionId = header(request, HEADER_CONNECTION_ID);
     if (connectionId === undefined) return text(response, 400, 'Missing Acp-Connection-Id');
-    const stream = this.#streams.get(connectionId);
-    if (!stream) return text(response, 404, 'Unknown Acp-Connection-Id');
-    this.#streams.delete(connectionId);
-    stream.closeGoingAway();
-    response.writeHead(202).end();
+    this.deleteConnection(response, connectionId, 'Unknown Acp-Connection-Id');
   }
-}
-
-/**
- * Reads a POST's body as one JSON-RPC message object; answers what is not one (415, 413, 400, as
- * the SDK's server) and then resolves `undefined`.
- *
- * @internal
- */
-export async function readPostedMessage(
-  request: IncomingMessage,
-  response: ServerResponse,
-  maxPayload = DEFAULT_MAX_PAYLOAD,
-): Promise<{ message: RoutedMessage; body: Buffer } | undefined> {
-  if (mediaType(request.headers['content-type']) !== JSON_CONTENT_TYPE) return void text(response, 415, 'Unsupported Media Type');
-  const body = await readLimited(request, maxPayload);
-  if (body === undefined) return void text(response, 413, 'Payload Too Large');
-  let value: unknown;
-  try {
-    value = JSON.parse(body.toString('utf8'));
-  } catch {
-    return void text(response, 400, 'Invalid JSON');
-  }
-  if (Array.isArray(value)) return void json(response, 400, BATCH_REFUSAL);
-  if (typeof value !== 'object' || value === null) return void text(response, 400, 'Invalid JSON-RPC message');
-  return { message: value as RoutedMessage, body };
 }
 
 /**
@@ -249,47 +178,4 @@ function seqOf(request: IncomingMessage): number | undefined {
     seq = seq * 10 + digit;
   }
   return seq;
-}
-
-/** Header names as Node keys them (lower case), by the names this module asks for. */
-const headerKeys = new Map<string, string>();
-
-/** A request header's (first) value. @internal */
-export function header(request: IncomingMessage, name: string): string | undefined {
-  let key = headerKeys.get(name);
-  if (key === undefined) headerKeys.set(name, (key = name.toLowerCase()));
-  const value = request.headers[key];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-function mediaType(contentType: string | undefined): string {
-  // What nearly every client sends, taken as it is.
-  if (contentType === JSON_CONTENT_TYPE) return contentType;
-  return (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();
-}
-
-/** Ends a response with a status and a short text body. @internal */
-export function text(response: ServerResponse, status: number, body: string): void {
-  response.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(body) }).end(body);
-}
-
-/** Ends a response with a status and a JSON body. @internal */
-export function json(response: ServerResponse, status: number, body: string): void {
-  response.writeHead(status, { 'Content-Type': JSON_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(body) }).end(body);
-}
-
-/** The request body, or `undefined` when it is longer than `limit` (the rest is drained). */
-function readLimited(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let isTooLarge = false;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) isTooLarge = true;
-      if (!isTooLarge) chunks.push(chunk);
-    });
-    request.once('end', () => resolve(isTooLarge ? undefined : Buffer.concat(chunks, size)));
-    request.once('error', reject);
-  });
 }
