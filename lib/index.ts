@@ -159,22 +159,21 @@ export type { ChildConnection, ChildExit, SpawnConnectionOptions } from './trans
 export { DEFAULT_MAX_CONNECTIONS, connectTcp, listenTcp, socketConnection } from './transports/tcp';
 export type { TcpAddress, TcpListenOptions, TcpListener } from './transports/tcp';
 export { connectWebSocket } from './transports/remote/websocket';
-export type { ConnectWebSocketOptions, RemoteConnectionOptions } from './transports/remote/websocket';
+export type { ConnectWebSocketOptions } from './transports/remote/websocket';
+export type { RemoteClientInfo, RemoteConnectionOptions, RemoteTransport } from './transports/remote/remote-connection';
 export { DEFAULT_DRAIN_TIMEOUT_MS, HEALTH_PATH, listenRemote, listenRemoteStreams } from './transports/remote/remote-server';
 export type {
-  RemoteClientInfo,
   RemoteDrainOptions,
   RemoteHealth,
   RemoteListener,
   RemoteServerOptions,
   RemoteTlsOptions,
-  RemoteTransport,
 } from './transports/remote/remote-server';
 export { DEFAULT_MAX_PAYLOAD, DEFAULT_PATH, RETRY_AFTER_SECONDS } from './transports/remote/limits';
 export { DEFAULT_HOST, isLoopbackHost } from './server/loopback';
 export type { AccessOptions } from './transports/remote/limits';
-export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS } from './transports/remote/heartbeat';
-export type { HeartbeatOptions } from './transports/remote/heartbeat';
+export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS } from './transports/remote/remote-connection';
+export type { HeartbeatOptions } from './transports/remote/remote-connection';
 export {
   HeartbeatTimeoutError,
   HttpStatusError,

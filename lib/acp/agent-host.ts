@@ -8,7 +8,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Duplex } from 'node:stream';
 import type { Connection, ConnectionOptions } from '../connection/connection';
 import { connectionWorkProbe, type WorkProbe } from '../server/work-probe';
-import type { RemoteTransport } from '../transports/remote/remote-server';
+import type { RemoteTransport } from '../transports/remote/remote-connection';
 import { HostedInstance, type InstanceHost } from './hosted-instance';
 
 /** Who one hosted agent instance serves: what an {@link AgentFactory} receives beside its connection. */

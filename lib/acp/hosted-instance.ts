@@ -8,7 +8,7 @@ import type { AsyncLocalStorage } from 'node:async_hooks';
 import { type Duplex, PassThrough } from 'node:stream';
 import { Connection, setRequestGate, type ConnectionOptions } from '../connection/connection';
 import { RpcError } from '../jsonrpc/errors';
-import type { RemoteTransport } from '../transports/remote/remote-server';
+import type { RemoteTransport } from '../transports/remote/remote-connection';
 import type { AgentFactory, AgentFactoryInfo, AgentHost, HostedAgent, HostedAgentFailure } from './agent-host';
 
 /** The `data.reason` of the error a client gets when its instance could not be made. */

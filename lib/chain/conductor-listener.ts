@@ -12,7 +12,7 @@ import { ClientPool } from '../server/client-pool';
 import { parseListenUrl } from '../transports/listen-url';
 import { serveRemoteClients, type RemoteServerOptions } from '../transports/remote/remote-server';
 import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from '../transports/remote/http-idle';
-import { remoteConnection } from '../transports/remote/websocket';
+import { remoteConnection } from '../transports/remote/remote-connection';
 import { checkPort, serveTcpClients, socketConnection, type TcpAddress } from '../transports/tcp';
 import type { ConnectUrlOptions } from '../transports/url';
 import { resolveSource, type ComponentSource } from './chain-component';

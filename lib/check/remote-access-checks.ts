@@ -7,7 +7,7 @@
  * @packageDocumentation
  */
 import type { JsonObject } from '../jsonrpc/message';
-import { HEADER_CONNECTION_ID } from '../transports/remote/http-protocol';
+import { HEADER_CONNECTION_ID } from '../transports/remote/remote-connection';
 import { controlMessage, STREAM_RESUME_METHOD } from '../transports/remote/control-messages';
 import { cursorOf } from '../transports/remote/stream-cursor';
 import { initializeParams, UNKNOWN_METHOD } from './context';

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { JsonObject } from '../jsonrpc/message';
-import { HEADER_CONNECTION_ID } from '../transports/remote/http-protocol';
+import { HEADER_CONNECTION_ID } from '../transports/remote/remote-connection';
 import { UNKNOWN_METHOD } from './context';
 import { type Check, type CheckOutcome, fail, notApplicable, pass, withEvidence } from './outcome';
 import type { RemoteContext } from './remote-context';

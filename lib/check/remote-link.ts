@@ -9,7 +9,8 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import WebSocket from 'ws';
-import { HEADER_CONNECTION_ID, HEADER_LAST_EVENT_ID } from '../transports/remote/http-protocol';
+import { HEADER_LAST_EVENT_ID } from '../transports/remote/http-protocol';
+import { HEADER_CONNECTION_ID } from '../transports/remote/remote-connection';
 import { LineClient, type LineClientOptions } from './line-client';
 import { LineSplitter } from './line-splitter';
 import { type EventStream, httpCall, openEventStream } from './remote-http';

@@ -21,13 +21,8 @@ import {
   DEFAULT_RESUME_GRACE_MS,
   type ResumeOptions,
 } from '../transports/remote/resume-options';
-import {
-  DEFAULT_DRAIN_TIMEOUT_MS,
-  HEALTH_PATH,
-  listenRemoteStreams,
-  type RemoteClientInfo,
-  type RemoteTlsOptions,
-} from '../transports/remote/remote-server';
+import { DEFAULT_DRAIN_TIMEOUT_MS, HEALTH_PATH, listenRemoteStreams, type RemoteTlsOptions } from '../transports/remote/remote-server';
+import type { RemoteClientInfo } from '../transports/remote/remote-connection';
 import {
   UsageError,
   bearerTokenFromEnvironment,

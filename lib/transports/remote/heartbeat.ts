@@ -6,28 +6,7 @@
  */
 import type { Socket } from 'node:net';
 import type WebSocket from 'ws';
-import { checkPositiveInteger } from './limits';
-
-/** The heartbeat of a WebSocket connection. */
-export interface HeartbeatOptions {
-  /** Time between pings in ms. Default 30,000. */
-  intervalMs?: number;
-  /** How long after a ping the peer may stay silent before it is presumed gone, in ms. Default 10,000. */
-  timeoutMs?: number;
-}
-
-/** Default time between pings. */
-export const DEFAULT_HEARTBEAT_INTERVAL_MS = 30_000;
-/** Default silence after a ping that ends the connection. */
-export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 10_000;
-
-/** Validates the heartbeat option. @throws TypeError or RangeError naming the option */
-export function checkHeartbeat(heartbeat: HeartbeatOptions | false | undefined): void {
-  if (heartbeat === undefined || heartbeat === false) return;
-  if (typeof heartbeat !== 'object' || heartbeat === null) throw new TypeError('heartbeat must be an object or false');
-  checkPositiveInteger('heartbeat.intervalMs', heartbeat.intervalMs);
-  checkPositiveInteger('heartbeat.timeoutMs', heartbeat.timeoutMs);
-}
+import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS, type HeartbeatOptions } from './remote-connection';
 
 /**
  * Pings every `intervalMs`; after a ping, a peer that sends nothing for `timeoutMs` is declared

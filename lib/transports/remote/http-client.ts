@@ -26,24 +26,16 @@ import {
   HEADER_CLIENT_SEQ,
   HEADER_EVENTS_RECEIVED,
   HEADER_HEARTBEAT,
-  HEADER_CONNECTION_ID,
   HEADER_LAST_EVENT_ID,
   HEADER_SESSION_ID,
   JSON_CONTENT_TYPE,
-  idKey,
-  isRequest,
-  isResponse,
-  parseRouted,
-  resultSessionIdOf,
-  sessionIdOf,
-  type RoutedMessage,
 } from './http-protocol';
+import { idKey, isRequest, isResponse, parseRouted, resultSessionIdOf, sessionIdOf, type RoutedMessage } from './routed-message';
 import { DEFAULT_MAX_PAYLOAD } from './limits';
 import { destroyAfterRead } from './going-away';
 import { SseParser } from './sse';
 import { SilenceWatch } from './http-silence';
-import { checkRemoteOptions, remoteConnection, type RemoteConnectionOptions } from './websocket';
-import { pushFrame } from './websocket-stream';
+import { HEADER_CONNECTION_ID, checkRemoteOptions, pushFrame, remoteConnection, type RemoteConnectionOptions } from './remote-connection';
 
 /** `"sessionId"`, the key whose presence in an event makes the client route it. */
 const SESSION_ID_KEY = Buffer.from('"sessionId"');

@@ -7,7 +7,9 @@
  * @packageDocumentation
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { EVENT_STREAM_CONTENT_TYPE, HEADER_CONNECTION_ID, HEADER_SESSION_ID, idKey, isRequest, type RoutedMessage } from './http-protocol';
+import { EVENT_STREAM_CONTENT_TYPE, HEADER_SESSION_ID } from './http-protocol';
+import { HEADER_CONNECTION_ID } from './remote-connection';
+import { idKey, isRequest, type RoutedMessage } from './routed-message';
 import { HttpServerCore, header, json, readPostedMessage, text } from './http-server-core';
 import { startEventStream, type BodyReply } from './http-server-stream';
 

@@ -13,13 +13,9 @@ import {
   HEADER_CLIENT_SEQ,
   HEADER_EVENTS_RECEIVED,
   HEADER_HEARTBEAT,
-  HEADER_CONNECTION_ID,
   HEADER_LAST_EVENT_ID,
   HEADER_SESSION_ID,
-  isRequest,
   isSessionScoped,
-  sessionIdOf,
-  type RoutedMessage,
 } from './http-protocol';
 import {
   HttpServerCore,
@@ -31,10 +27,9 @@ import {
   type HttpStreamSink,
 } from './http-server-core';
 import type { HttpServerStream } from './http-server-stream';
+import { HEADER_CONNECTION_ID } from './remote-connection';
 import { advertiseResumable, resumeSettings, type ResumeSettings } from './resume-options';
-
-export { HEADER_CONNECTION_ID } from './http-protocol';
-export type { HttpServerLimits } from './http-server-stream';
+import { isRequest, sessionIdOf, type RoutedMessage } from './routed-message';
 
 /**
  * Answers Streamable HTTP requests that passed the path, origin and token checks, the connection

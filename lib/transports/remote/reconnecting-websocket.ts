@@ -22,9 +22,8 @@ import {
 } from './control-messages';
 import { takeCursor, TakenCursor } from './frame-cursor';
 import { cursorNumberOf } from './stream-cursor';
-import { sendFrames, SocketHoppingStream } from './socket-hopping-stream';
+import { sendFrames, SocketHoppingStream, type FrameSocket } from './socket-hopping-stream';
 import { Ring } from './ring';
-import type { WebSocketStream } from './websocket-stream';
 
 /**
  * A client connection over resumable WebSockets, as a byte stream of NDJSON lines.
@@ -42,7 +41,7 @@ import type { WebSocketStream } from './websocket-stream';
 export class ReconnectingWebSocketStream extends SocketHoppingStream {
   readonly #connectionId: string | undefined;
   readonly #settings: ReconnectSettings;
-  readonly #open: (signal: AbortSignal) => Promise<WebSocketStream>;
+  readonly #open: (signal: AbortSignal) => Promise<FrameSocket>;
   /** Aborts an attempt under way when the stream closes or ends. */
   readonly #aborter = new AbortController();
   /**
@@ -62,10 +61,10 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
   #timer: NodeJS.Timeout | undefined;
 
   constructor(
-    first: WebSocketStream,
+    first: FrameSocket,
     connectionId: string | undefined,
     settings: ReconnectSettings,
-    open: (signal: AbortSignal) => Promise<WebSocketStream>,
+    open: (signal: AbortSignal) => Promise<FrameSocket>,
   ) {
     super();
     this.#connectionId = connectionId;
@@ -74,7 +73,7 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
     this.#attach(first);
   }
 
-  #attach(socket: WebSocketStream): void {
+  #attach(socket: FrameSocket): void {
     this.socket = socket;
     socket[MESSAGE_PORT].receiveFrames(this.#onFrame);
     let isNormal = false;
@@ -156,7 +155,7 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
   }
 
   /** Asks `socket` to resume; resolves with how many messages were sent again once resumed. */
-  #resumeOn(socket: WebSocketStream): Promise<number> {
+  #resumeOn(socket: FrameSocket): Promise<number> {
     if (this.destroyed || this.#isEnding) {
       socket.destroy();
       return Promise.resolve(0);
@@ -192,7 +191,7 @@ export class ReconnectingWebSocketStream extends SocketHoppingStream {
   }
 
   /** The server closed normally: no resume; 1001 (a draining or stopping server) is reported as such. */
-  #endNormally(socket: WebSocketStream): void {
+  #endNormally(socket: FrameSocket): void {
     const close = socket.peerClose;
     if (close?.code !== WebSocketCloseCode.GoingAway) return this.#end();
     destroyAfterRead(this, new ServerGoingAwayError(close.code, close.reason || 'going away'));

@@ -4,18 +4,16 @@
  *
  * @packageDocumentation
  */
-import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
 import type { Connection } from '../../connection/connection';
 import { defaultLogger } from '../../support/logger';
 import { HttpPathServer, connectionIdInPath } from './http-path-server';
-import { HttpStreamServer, HEADER_CONNECTION_ID, type HttpServerLimits } from './http-server';
+import { HttpStreamServer } from './http-server';
+import type { HttpServerLimits } from './http-server-stream';
 import {
-  DEFAULT_MAX_PAYLOAD,
   DEFAULT_PATH,
   RETRY_AFTER_SECONDS,
   checkAccess,
@@ -32,9 +30,17 @@ import { DEFAULT_HOST } from '../../server/loopback';
 import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from './http-idle';
 import { ClientPool, type DrainResult, type PooledClient } from '../../server/client-pool';
 import type { WorkProbe } from '../../server/work-probe';
-import { checkRemoteOptions, remoteConnection, webSocketStream, type RemoteConnectionOptions } from './websocket';
-import { ResumableServerStream, ResumableWebSockets } from './resumable-websocket';
+import {
+  HEADER_CONNECTION_ID,
+  checkRemoteOptions,
+  remoteConnection,
+  type RemoteClientInfo,
+  type RemoteConnectionOptions,
+  type RemoteTransport,
+} from './remote-connection';
+import { ResumableServerStream } from './resumable-websocket';
 import { resumeSettings, type ResumeOptions } from './resume-options';
+import { webSocketServer, type WebSocketSink } from './websocket-server';
 
 /** The certificate a {@link listenRemote} server presents to serve `wss://` and `https://` itself. */
 export interface RemoteTlsOptions {
@@ -45,9 +51,6 @@ export interface RemoteTlsOptions {
   /** The passphrase of an encrypted `key`. */
   passphrase?: string;
 }
-
-/** A network transport a {@link listenRemote} server offers. */
-export type RemoteTransport = 'websocket' | 'http';
 
 /** Options of {@link listenRemote} and {@link listenRemoteStreams}. */
 export interface RemoteServerOptions extends RemoteConnectionOptions, AccessOptions, HttpServerLimits {
@@ -85,19 +88,6 @@ export interface RemoteServerOptions extends RemoteConnectionOptions, AccessOpti
    * defaults. Default off: a dropped WebSocket ends its connection at once.
    */
   resume?: ResumeOptions | boolean;
-}
-
-/** Who a new remote client is. */
-export interface RemoteClientInfo {
-  /** The transport the client uses. */
-  readonly transport: RemoteTransport;
-  /** The request that opened it: the WebSocket upgrade, or the Streamable HTTP `initialize` POST. */
-  readonly request: IncomingMessage;
-  /**
-   * A fresh UUID, sent as `Acp-Connection-Id` (in the 101 response too); or, for a Streamable HTTP
-   * client that names its connection in the URL path (`PATH/<id>`), that id.
-   */
-  readonly connectionId: string;
 }
 
 /**
@@ -475,51 +465,6 @@ function refuseUpgrade(socket: Socket, status: number, text: string, extraHeader
     `HTTP/1.1 ${status} ${statusText[status] ?? 'Error'}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n` +
       `${extraHeaders}Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
   );
-}
-
-/** Where the WebSocket side hands its clients: each new one's stream; the upgrade of a socket that only resumed one. */
-interface WebSocketSink {
-  onStream(stream: Duplex, info: RemoteClientInfo): void;
-  release(request: IncomingMessage): void;
-}
-
-/**
- * The WebSocket side: completes admitted upgrades and hands each socket over as a stream (with
- * `resume`, the connection's stream once its first frame shows it is not resuming another).
- */
-function webSocketServer(options: RemoteServerOptions, sink: WebSocketSink) {
-  const resumable = resumeSettings(options.resume);
-  const sockets = resumable ? new ResumableWebSockets(resumable) : undefined;
-  const wss = new WebSocketServer({
-    noServer: true,
-    maxPayload: options.maxPayload ?? DEFAULT_MAX_PAYLOAD,
-    perMessageDeflate: false,
-    clientTracking: false,
-  });
-  const ids = new WeakMap<IncomingMessage, string>();
-  wss.on('headers', (headers, request) => {
-    const id = ids.get(request);
-    if (id !== undefined) headers.push(`${HEADER_CONNECTION_ID}: ${id}`);
-  });
-  return {
-    /** Whether `request` names (`Acp-Connection-Id`) a resumable connection this server holds. */
-    isResuming(request: IncomingMessage): boolean {
-      const id = request.headers[HEADER_CONNECTION_ID.toLowerCase()];
-      return sockets !== undefined && typeof id === 'string' && sockets.holds(id);
-    },
-    /** Completes an upgrade; `resumeOnly`: one that was not admitted as a new client, whose first frame must resume. */
-    accept(request: IncomingMessage, socket: Socket, head: Buffer, resumeOnly = false): void {
-      const connectionId = randomUUID();
-      if (!resumeOnly) ids.set(request, connectionId);
-      wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
-        const info: RemoteClientInfo = { transport: 'websocket', request, connectionId };
-        const stream = webSocketStream(ws, socket, options);
-        if (!sockets) return sink.onStream(stream, info);
-        const handlers = { onNew: (durable: Duplex) => sink.onStream(durable, info), onNotNew: () => sink.release(request) };
-        sockets.accept(stream, resumeOnly ? undefined : connectionId, handlers);
-      });
-    },
-  };
 }
 
 /** Makes a WebSocket client's stream close 1001 (going away) when its connection ends it, as {@link closeStream} does. */

@@ -9,7 +9,7 @@
  */
 import { decimalText } from '../../framing/json-text';
 import { MESSAGE_PORT } from '../../framing/message-port';
-import { idKey, isRequest, isResponse, parseRouted } from './http-protocol';
+import { idKey, isRequest, isResponse, parseRouted } from './routed-message';
 import { ReplayBuffer } from './replay-buffer';
 import { advertiseResumable, type ResumeSettings } from './resume-options';
 import { AckSchedule, readCursorAck, receivedAckText } from './stream-ack';
@@ -23,8 +23,7 @@ import {
   isControlCandidate,
 } from './control-messages';
 import { CURSOR_META_KEY, stampCursor } from './stream-cursor';
-import { sendFrames, SocketHoppingStream } from './socket-hopping-stream';
-import type { WebSocketStream } from './websocket-stream';
+import { sendFrames, SocketHoppingStream, type FrameSocket } from './socket-hopping-stream';
 
 /**
  * One resumable WebSocket connection on the server, as a byte stream of NDJSON lines.
@@ -65,7 +64,7 @@ export class ResumableServerStream extends SocketHoppingStream {
   }
 
   /** Runs the connection over its first socket. */
-  start(socket: WebSocketStream): void {
+  start(socket: FrameSocket): void {
     this.#attach(socket);
   }
 
@@ -84,7 +83,7 @@ export class ResumableServerStream extends SocketHoppingStream {
    *
    * @returns the reason the resume is refused, or `undefined` once resumed
    */
-  resumeOn(socket: WebSocketStream, cursor: string | null): string | undefined {
+  resumeOn(socket: FrameSocket, cursor: string | null): string | undefined {
     if (this.destroyed || this.readableEnded || (this.#isClosing && !this.isAwaitingResume)) return 'the connection has ended';
     const missed = this.#buffer.since(cursor);
     if (missed === undefined) return `cursor ${String(cursor)} is no longer held (or was never sent)`;
@@ -127,7 +126,7 @@ export class ResumableServerStream extends SocketHoppingStream {
     else if (!this.isAwaitingResume) this.#end();
   }
 
-  #attach(socket: WebSocketStream): void {
+  #attach(socket: FrameSocket): void {
     this.socket = socket;
     if (this.#isGoingAway) socket.markGoingAway();
     socket[MESSAGE_PORT].receiveFrames(this.#onFrame);
@@ -272,7 +271,7 @@ export class ResumableWebSockets {
    * Waits for a new socket's first frame: `stream/resume` resumes a connection, anything else
    * opens `connectionId`; without one (a socket admitted only to resume), anything else is refused.
    */
-  accept(socket: WebSocketStream, connectionId: string | undefined, handlers: ResumableSocketHandlers): void {
+  accept(socket: FrameSocket, connectionId: string | undefined, handlers: ResumableSocketHandlers): void {
     const port = socket[MESSAGE_PORT];
     socket.on('error', ignore);
     // A socket that holds no slot of its own must resume at once.
@@ -296,7 +295,7 @@ export class ResumableWebSockets {
     socket.resume();
   }
 
-  #resume(socket: WebSocketStream, params: Record<string, unknown>, handlers: ResumableSocketHandlers): void {
+  #resume(socket: FrameSocket, params: Record<string, unknown>, handlers: ResumableSocketHandlers): void {
     handlers.onNotNew();
     const { connectionId, cursor } = params;
     const stream = typeof connectionId === 'string' ? this.#streams.get(connectionId) : undefined;
@@ -312,7 +311,7 @@ export class ResumableWebSockets {
 }
 
 /** Answers `stream/resume_failed` with `reason` and closes the socket. */
-function refuseResume(socket: WebSocketStream, reason: string): void {
+function refuseResume(socket: FrameSocket, reason: string): void {
   sendFrames(socket, [controlMessage(STREAM_RESUME_FAILED_METHOD, { reason })]);
   socket.end();
 }

@@ -7,7 +7,26 @@
  */
 import { Duplex } from 'node:stream';
 import { MESSAGE_PORT, type MessagePort } from '../../framing/message-port';
-import { pushFrame, type WebSocketStream } from './websocket-stream';
+import { pushFrame } from './remote-connection';
+
+/**
+ * A socket a resumable connection runs over, as both ends see it (a WebSocket's stream of NDJSON
+ * lines): its frames go through its message port, and it tells how it closed.
+ *
+ * @internal
+ */
+export interface FrameSocket extends Duplex {
+  /** The socket's message port: frames in, messages out (see {@link MessagePort}). */
+  readonly [MESSAGE_PORT]: MessagePort;
+  /** The bytes the socket holds unsent. */
+  readonly bufferedAmount: number;
+  /** The close code and reason the socket closed with, once it has closed. */
+  readonly peerClose: { readonly code: number; readonly reason: string } | undefined;
+  /** Makes the end of the writable side close the socket as going away (WebSocket 1001). */
+  markGoingAway(): void;
+  /** Closes the socket as going away: it ends once the peer has answered. */
+  closeGoingAway(): void;
+}
 
 /**
  * Sends `texts` on `socket`, one frame each, in order after everything sent before, handing the
@@ -18,7 +37,7 @@ import { pushFrame, type WebSocketStream } from './websocket-stream';
  * sockets, so nothing written as lines can be waiting in one.
  * @internal
  */
-export function sendFrames(socket: WebSocketStream, texts: string[], onDrain: () => void = ignore): boolean {
+export function sendFrames(socket: FrameSocket, texts: string[], onDrain: () => void = ignore): boolean {
   return socket[MESSAGE_PORT].sendMessages(texts, onDrain);
 }
 
@@ -41,7 +60,7 @@ function isNotBlank(line: string): boolean {
  */
 export abstract class SocketHoppingStream extends Duplex {
   /** The socket the connection runs over now; `undefined` between two. */
-  protected socket: WebSocketStream | undefined;
+  protected socket: FrameSocket | undefined;
   #partial = '';
   #heldWrite: (() => void) | undefined;
   /** Where frames go instead of being pushed as lines (a connection that owns this stream). */

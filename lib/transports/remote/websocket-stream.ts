@@ -6,21 +6,12 @@
  * @packageDocumentation
  */
 import type { Socket } from 'node:net';
-import { Duplex, type Readable } from 'node:stream';
+import { Duplex } from 'node:stream';
 import type WebSocket from 'ws';
-import { Heartbeat, type HeartbeatOptions } from './heartbeat';
+import { Heartbeat } from './heartbeat';
 import { HeartbeatTimeoutError, WebSocketCloseCode, WebSocketCloseError } from './errors';
-import { frameToLine } from '../../framing/ndjson';
 import { MESSAGE_PORT, type MessagePort } from '../../framing/message-port';
-
-const NEWLINE = 0x0a;
-const NEWLINE_BUFFER = Buffer.from('\n');
-/**
- * Frames from this size up are not copied to append their newline: {@link pushFrame} pushes the
- * frame and the newline as two chunks (the line decoder decodes each chunk as it comes, so two
- * chunks cost it nothing more than one). Below it, one chunk is cheaper than two `'data'` events.
- */
-const COPY_LIMIT = 64 * 1024;
+import { pushFrame, type HeartbeatOptions } from './remote-connection';
 
 /** Options of {@link WebSocketStream}. @internal */
 export interface WebSocketStreamOptions {
@@ -38,22 +29,6 @@ const WS_ERROR_CLOSE_CODES: Record<string, number> = {
 
 /** Close codes that end a connection normally: the readable side just ends. */
 const NORMAL_CLOSE_CODES = new Set<number>([WebSocketCloseCode.Normal, WebSocketCloseCode.GoingAway, 1005]);
-
-/**
- * Pushes one message-framed frame (a WebSocket text frame, an HTTP body, an SSE event) into
- * `stream` as one NDJSON line, as {@link frameToLine} makes it; a large frame without a newline
- * goes as it is, then a newline, rather than copied. Returns `false` when `stream` is full.
- *
- * @internal
- */
-export function pushFrame(stream: Readable, frame: Buffer): boolean {
-  if (frame.length >= COPY_LIMIT && frame.indexOf(NEWLINE) === -1) {
-    stream.push(frame);
-    return stream.push(NEWLINE_BUFFER);
-  }
-  const line = frameToLine(frame);
-  return line === undefined || stream.push(line);
-}
 
 /**
  * A Duplex over an open `ws` WebSocket: the readable side yields each text frame as one line, the

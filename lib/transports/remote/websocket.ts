@@ -5,30 +5,14 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
 import WebSocket from 'ws';
-import { Connection, type ConnectionOptions } from '../../connection/connection';
+import type { Connection } from '../../connection/connection';
 import { HttpStatusError } from './errors';
-import { checkHeartbeat, type HeartbeatOptions } from './heartbeat';
 import { DEFAULT_MAX_PAYLOAD, checkPositiveInteger } from './limits';
+import { HEADER_CONNECTION_ID, checkRemoteOptions, remoteConnection, type RemoteConnectionOptions } from './remote-connection';
 import { WebSocketStream } from './websocket-stream';
 import type * as ReconnectingModule from './reconnecting-websocket';
-import { HEADER_CONNECTION_ID } from './http-protocol';
 import { reconnectSettings, type ReconnectOptions, type ReconnectSettings } from './resume-options';
-
-/** Options of a connection over a network transport (WebSocket or Streamable HTTP). */
-export interface RemoteConnectionOptions extends Omit<ConnectionOptions, 'maxLineBytes' | 'endOutputOnClose'> {
-  /**
-   * The largest accepted message in bytes. Default 64 MiB (the line limit over stdio). Over
-   * WebSocket a larger frame closes the socket with code 1009.
-   */
-  maxPayload?: number;
-  /**
-   * WebSocket only: ping every `intervalMs` (default 30 s) and close when the peer stays silent
-   * `timeoutMs` (default 10 s) after a ping; `false` turns the heartbeat off.
-   */
-  heartbeat?: HeartbeatOptions | false;
-}
 
 /** Options of {@link connectWebSocket}. */
 export interface ConnectWebSocketOptions extends RemoteConnectionOptions {
@@ -56,12 +40,6 @@ export interface ConnectWebSocketOptions extends RemoteConnectionOptions {
   reconnect?: ReconnectOptions | boolean;
 }
 
-/** Validates the options shared by WebSocket clients and servers. @throws TypeError or RangeError naming the option */
-export function checkRemoteOptions(options: RemoteConnectionOptions): void {
-  checkPositiveInteger('maxPayload', options.maxPayload);
-  checkHeartbeat(options.heartbeat);
-}
-
 /**
  * Wraps an open `ws` WebSocket as a byte stream of NDJSON lines (one per text frame).
  *
@@ -69,26 +47,6 @@ export function checkRemoteOptions(options: RemoteConnectionOptions): void {
  */
 export function webSocketStream(ws: WebSocket, socket: Socket, options: RemoteConnectionOptions): WebSocketStream {
   return new WebSocketStream(ws, socket, { heartbeat: options.heartbeat });
-}
-
-/**
- * Runs a {@link Connection} over a byte stream of a network transport; the stream is destroyed
- * once the connection has closed and flushed (a resumable server stream whose client is away
- * ends itself instead).
- *
- * @internal
- */
-export function remoteConnection(stream: Duplex, options: RemoteConnectionOptions): Connection {
-  const { maxPayload, heartbeat: _heartbeat, ...connectionOptions } = options;
-  const connection = new Connection(stream, stream, { ...connectionOptions, maxLineBytes: maxPayload ?? DEFAULT_MAX_PAYLOAD });
-  connection.once('close', () => {
-    // A resumable server stream whose client is away ends itself: after that client has resumed
-    // to collect what it missed, or at the end of its grace period.
-    void connection.close().then(() => {
-      if (!(stream as { isAwaitingResume?: boolean }).isAwaitingResume) stream.destroy();
-    });
-  });
-  return connection;
 }
 
 /**
