@@ -158,17 +158,17 @@ export { spawnConnection } from './transports/child-process';
 export type { ChildConnection, ChildExit, SpawnConnectionOptions } from './transports/child-process';
 export { DEFAULT_MAX_CONNECTIONS, connectTcp, listenTcp, socketConnection } from './transports/tcp';
 export type { TcpAddress, TcpListenOptions, TcpListener } from './transports/tcp';
-export { connectWebSocket } from './transports/remote/websocket';
-export type { ConnectWebSocketOptions } from './transports/remote/websocket';
+export { connectWebSocket } from './transports/remote/websocket/websocket';
+export type { ConnectWebSocketOptions } from './transports/remote/websocket/websocket';
 export type { RemoteClientInfo, RemoteConnectionOptions, RemoteTransport } from './transports/remote/remote-connection';
-export { DEFAULT_DRAIN_TIMEOUT_MS, HEALTH_PATH, listenRemote, listenRemoteStreams } from './transports/remote/remote-server';
+export { DEFAULT_DRAIN_TIMEOUT_MS, HEALTH_PATH, listenRemote, listenRemoteStreams } from './transports/remote/http/remote-server';
 export type {
   RemoteDrainOptions,
   RemoteHealth,
   RemoteListener,
   RemoteServerOptions,
   RemoteTlsOptions,
-} from './transports/remote/remote-server';
+} from './transports/remote/http/remote-server';
 export { DEFAULT_MAX_PAYLOAD, DEFAULT_PATH, RETRY_AFTER_SECONDS } from './transports/remote/limits';
 export { DEFAULT_HOST, isLoopbackHost } from './server/loopback';
 export type { AccessOptions } from './transports/remote/limits';
@@ -187,26 +187,26 @@ export {
   DEFAULT_RESUME_BUFFER_MESSAGES,
   DEFAULT_RESUME_BUFFER_MS,
   DEFAULT_RESUME_GRACE_MS,
-} from './transports/remote/resume-options';
+} from './transports/remote/resume/resume-options';
 export type {
   ReconnectOptions,
   ReconnectingEvent,
   ResumableCapability,
   ResumedEvent,
   ResumeOptions,
-} from './transports/remote/resume-options';
-export { CURSOR_META_KEY } from './transports/remote/stream-cursor';
+} from './transports/remote/resume/resume-options';
+export { CURSOR_META_KEY } from './transports/remote/resume/stream-cursor';
 export {
   STREAM_ACK_METHOD,
   STREAM_RESUME_FAILED_METHOD,
   STREAM_RESUME_METHOD,
   STREAM_RESUMED_METHOD,
-} from './transports/remote/control-messages';
-export { connectHttp } from './transports/remote/http-client';
-export type { ConnectHttpOptions } from './transports/remote/http-client';
-export { OutputStalledError } from './transports/remote/http-server-stream';
-export { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from './transports/remote/http-idle';
-export type { HttpServerLimits } from './transports/remote/http-server-stream';
+} from './transports/remote/resume/control-messages';
+export { connectHttp } from './transports/remote/http/http-client';
+export type { ConnectHttpOptions } from './transports/remote/http/http-client';
+export { OutputStalledError } from './transports/remote/http/http-server-stream';
+export { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from './transports/remote/http/http-idle';
+export type { HttpServerLimits } from './transports/remote/http/http-server-stream';
 export { connectUrl, isPeerUrl } from './transports/url';
 export type { ConnectUrlOptions } from './transports/url';
 

@@ -8,8 +8,8 @@
  */
 import type { JsonObject } from '../jsonrpc/message';
 import { HEADER_CONNECTION_ID } from '../transports/remote/remote-connection';
-import { controlMessage, STREAM_RESUME_METHOD } from '../transports/remote/control-messages';
-import { cursorOf } from '../transports/remote/stream-cursor';
+import { controlMessage, STREAM_RESUME_METHOD } from '../transports/remote/resume/control-messages';
+import { cursorOf } from '../transports/remote/resume/stream-cursor';
 import { initializeParams, UNKNOWN_METHOD } from './context';
 import { type Check, CheckFailure, type CheckOutcome, fail, notApplicable, pass, withEvidence } from './outcome';
 import type { RemoteContext } from './remote-context';

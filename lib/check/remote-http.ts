@@ -7,7 +7,7 @@
  */
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { SseParser } from '../transports/remote/sse';
+import { SseParser } from '../transports/remote/http/sse';
 
 /** A server's answer to one request. */
 export interface HttpAnswer {

@@ -9,7 +9,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import WebSocket from 'ws';
-import { HEADER_LAST_EVENT_ID } from '../transports/remote/http-protocol';
+import { HEADER_LAST_EVENT_ID } from '../transports/remote/http/http-protocol';
 import { HEADER_CONNECTION_ID } from '../transports/remote/remote-connection';
 import { LineClient, type LineClientOptions } from './line-client';
 import { LineSplitter } from './line-splitter';

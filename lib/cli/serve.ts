@@ -11,7 +11,7 @@ import { createSecureContext } from 'node:tls';
 import { splitCommandLine } from '../chain/command-line';
 import { createStderrLogger, defaultLogger, type Logger } from '../support/logger';
 import { spawnProcessTree, type ProcessTree } from '../transports/process-tree';
-import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from '../transports/remote/http-idle';
+import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from '../transports/remote/http/http-idle';
 import { DEFAULT_HOST, isLoopbackHost } from '../server/loopback';
 import { DEFAULT_PATH, checkPath } from '../transports/remote/limits';
 import { LineWorkTracker, type WorkProbe } from '../server/work-probe';
@@ -20,8 +20,8 @@ import {
   DEFAULT_RESUME_BUFFER_MS,
   DEFAULT_RESUME_GRACE_MS,
   type ResumeOptions,
-} from '../transports/remote/resume-options';
-import { DEFAULT_DRAIN_TIMEOUT_MS, HEALTH_PATH, listenRemoteStreams, type RemoteTlsOptions } from '../transports/remote/remote-server';
+} from '../transports/remote/resume/resume-options';
+import { DEFAULT_DRAIN_TIMEOUT_MS, HEALTH_PATH, listenRemoteStreams, type RemoteTlsOptions } from '../transports/remote/http/remote-server';
 import type { RemoteClientInfo } from '../transports/remote/remote-connection';
 import {
   UsageError,

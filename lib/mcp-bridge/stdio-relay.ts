@@ -10,7 +10,7 @@ import type { RequestId } from '../jsonrpc/message';
 import { MCP_CANCELLED_NOTIFICATION, MCP_INITIALIZE_METHOD, MCP_PROTOCOL_VERSION_HEADER, MCP_SESSION_ID_HEADER } from './legacy-mcp';
 import { requestKey } from './sessions';
 import { DEFAULT_MAX_LINE_BYTES } from '../framing/ndjson';
-import { sseEventData } from '../transports/remote/sse';
+import { sseEventData } from '../transports/remote/http/sse';
 
 /** Options of {@link runMcpStdioRelay}. */
 export interface McpStdioRelayOptions {

@@ -12,7 +12,7 @@ import type * as McpServerLibrary from '@modelcontextprotocol/server';
 import { AcpWireError } from '../jsonrpc/errors';
 import { isJsonObject, type JsonObject, type JsonValue } from '../jsonrpc/message';
 import { DEFAULT_MAX_LINE_BYTES } from '../framing/ndjson';
-import { sseEventData } from '../transports/remote/sse';
+import { sseEventData } from '../transports/remote/http/sse';
 import { parseMcpOutcome, type McpOutcome } from './protocol';
 import type { McpRequestContext, McpRequestHandler } from './request-run';
 

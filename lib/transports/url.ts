@@ -4,11 +4,11 @@
  * @packageDocumentation
  */
 import type { Connection } from '../connection/connection';
-import type * as HttpClientModule from './remote/http-client';
-import type { ConnectHttpOptions } from './remote/http-client';
+import type * as HttpClientModule from './remote/http/http-client';
+import type { ConnectHttpOptions } from './remote/http/http-client';
 import type * as TcpModule from './tcp';
-import type * as WebSocketModule from './remote/websocket';
-import type { ConnectWebSocketOptions } from './remote/websocket';
+import type * as WebSocketModule from './remote/websocket/websocket';
+import type { ConnectWebSocketOptions } from './remote/websocket/websocket';
 
 /** The URL schemes {@link connectUrl} understands. */
 export const PEER_URL_SCHEMES = ['ws:', 'wss:', 'http:', 'https:', 'tcp:'] as const;
@@ -41,10 +41,10 @@ export async function connectUrl(url: string | URL, options: ConnectUrlOptions =
     case 'wss:':
       // Each transport (the remote ones with `ws`) is loaded on first use: a process that only
       // checks `isPeerUrl` (the CLI's conduct path) loads none, one that connects over TCP no `ws`.
-      return (require('./remote/websocket') as typeof WebSocketModule).connectWebSocket(target, options);
+      return (require('./remote/websocket/websocket') as typeof WebSocketModule).connectWebSocket(target, options);
     case 'http:':
     case 'https:':
-      return (require('./remote/http-client') as typeof HttpClientModule).connectHttp(target, options);
+      return (require('./remote/http/http-client') as typeof HttpClientModule).connectHttp(target, options);
     case 'tcp:': {
       if (target.port === '') throw new TypeError(`a tcp:// URL needs a port, got ${target.href}`);
       const {

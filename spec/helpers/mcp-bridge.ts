@@ -20,7 +20,7 @@ import {
   type McpRequestContext,
   type McpServerRegistration,
 } from '../../lib';
-import { sseEventData } from '../../lib/transports/remote/sse';
+import { sseEventData } from '../../lib/transports/remote/http/sse';
 import { tappedPair, type TappedPair } from './peers';
 import { ROOT } from './processes';
 

@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
 import { HeartbeatTimeoutError, connectWebSocket, listenRemote, type Connection, type RemoteListener } from '../../lib';
-import { Heartbeat } from '../../lib/transports/remote/heartbeat';
+import { Heartbeat } from '../../lib/transports/remote/websocket/heartbeat';
 import { rejectionOf } from '../helpers/async';
 import { closeOf, connectRawWebSocket, expectTcpHandles, serveEcho, tcpHandles } from './remote-helpers';
 

@@ -3,7 +3,7 @@
  * of a silent network.
  */
 import { expect } from 'chai';
-import { SilenceWatch, type WatchedRequest } from '../../lib/transports/remote/http-silence';
+import { SilenceWatch, type WatchedRequest } from '../../lib/transports/remote/http/http-silence';
 
 /** A request whose socket's counters the test moves, recording how it was given up. */
 class FakeRequest implements WatchedRequest {

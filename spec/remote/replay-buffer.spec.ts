@@ -2,11 +2,11 @@
  * The replay buffer of a resumable stream, and the cursor stamped on each message's text.
  */
 import { expect } from 'chai';
-import { ReplayBuffer } from '../../lib/transports/remote/replay-buffer';
-import { backoffDelay, reconnectSettings, resumeSettings } from '../../lib/transports/remote/resume-options';
-import { STREAM_ACK_METHOD, controlMessage, isControlCandidate } from '../../lib/transports/remote/control-messages';
-import { takeCursor, TakenCursor } from '../../lib/transports/remote/frame-cursor';
-import { cursorNumberOf, cursorOf, stampCursor } from '../../lib/transports/remote/stream-cursor';
+import { ReplayBuffer } from '../../lib/transports/remote/resume/replay-buffer';
+import { backoffDelay, reconnectSettings, resumeSettings } from '../../lib/transports/remote/resume/resume-options';
+import { STREAM_ACK_METHOD, controlMessage, isControlCandidate } from '../../lib/transports/remote/resume/control-messages';
+import { takeCursor, TakenCursor } from '../../lib/transports/remote/resume/frame-cursor';
+import { cursorNumberOf, cursorOf, stampCursor } from '../../lib/transports/remote/resume/stream-cursor';
 import { seededRandom } from '../helpers/random';
 
 describe('ReplayBuffer', () => {

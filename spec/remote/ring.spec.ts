@@ -2,7 +2,7 @@
  * The queue behind a replay buffer and a reconnecting WebSocket client's unacknowledged messages.
  */
 import { expect } from 'chai';
-import { Ring } from '../../lib/transports/remote/ring';
+import { Ring } from '../../lib/transports/remote/resume/ring';
 import { seededRandom } from '../helpers/random';
 
 describe('Ring', () => {

@@ -3,7 +3,7 @@
  * server library adapter and the bridge's stdio relay): each event's data as it ends.
  */
 import { expect } from 'chai';
-import { sseEventData } from '../../lib/transports/remote/sse';
+import { sseEventData } from '../../lib/transports/remote/http/sse';
 import { seededRandom } from '../helpers/random';
 
 async function eventsOf(chunks: readonly (string | Uint8Array)[], maxBytes = 1024): Promise<string[]> {

@@ -7,8 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { WebSocketServer } from 'ws';
 import { connectWebSocket, type Connection } from '../../lib';
-import { AckSchedule, cursorAckText, readCursorAck, readReceivedAck, receivedAckText } from '../../lib/transports/remote/stream-ack';
-import { STREAM_ACK_METHOD, controlMessage } from '../../lib/transports/remote/control-messages';
+import { AckSchedule, cursorAckText, readCursorAck, readReceivedAck, receivedAckText } from '../../lib/transports/remote/resume/stream-ack';
+import { STREAM_ACK_METHOD, controlMessage } from '../../lib/transports/remote/resume/control-messages';
 import { seededRandom } from '../helpers/random';
 import { expectTcpHandles, tcpHandles } from './remote-helpers';
 

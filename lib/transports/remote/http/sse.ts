@@ -4,7 +4,7 @@
  *
  * @packageDocumentation
  */
-import { hasByteOrderMark } from '../../framing/ndjson';
+import { hasByteOrderMark } from '../../../framing/ndjson';
 
 /** The event that carries one message's JSON text (which holds no line break). */
 export function sseEvent(json: string, id?: string): string {

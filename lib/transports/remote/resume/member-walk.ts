@@ -4,7 +4,7 @@
  *
  * @packageDocumentation
  */
-import { BACKSLASH, CLOSE_BRACE, COLON, COMMA, OPEN_BRACE, QUOTE, endOfValue, skipSpace } from '../../framing/json-text';
+import { BACKSLASH, CLOSE_BRACE, COLON, COMMA, OPEN_BRACE, QUOTE, endOfValue, skipSpace } from '../../../framing/json-text';
 
 /**
  * The walk over the members of one JSON object's text: where the current member's key and value

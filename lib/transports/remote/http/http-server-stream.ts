@@ -8,16 +8,16 @@
  */
 import type { ServerResponse } from 'node:http';
 import { Duplex } from 'node:stream';
-import { decimalText } from '../../framing/json-text';
-import { AcpWireError } from '../../jsonrpc/errors';
+import { decimalText } from '../../../framing/json-text';
+import { AcpWireError } from '../../../jsonrpc/errors';
 import { EVENT_STREAM_CONTENT_TYPE, HEARTBEAT_MISSES } from './http-protocol';
-import { idKey, isResponse, parseRouted, resultSessionIdOf, sessionIdOf, type RoutedMessage } from './routed-message';
+import { idKey, isResponse, parseRouted, resultSessionIdOf, sessionIdOf, type RoutedMessage } from '../routed-message';
 import { DEFAULT_HTTP_IDLE_TIMEOUT_MS, IdleWatch } from './http-idle';
 import { SSE_KEEP_ALIVE, sseEvent } from './sse';
-import { ReplayBuffer } from './replay-buffer';
-import type { ResumeSettings } from './resume-options';
-import { stampCursor } from './stream-cursor';
-import { pushFrame } from './remote-connection';
+import { ReplayBuffer } from '../resume/replay-buffer';
+import type { ResumeSettings } from '../resume/resume-options';
+import { stampCursor } from '../resume/stream-cursor';
+import { pushFrame } from '../remote-connection';
 
 /** Limits of a Streamable HTTP server's connections. */
 export interface HttpServerLimits {

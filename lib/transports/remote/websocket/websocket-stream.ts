@@ -9,9 +9,9 @@ import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import type WebSocket from 'ws';
 import { Heartbeat } from './heartbeat';
-import { HeartbeatTimeoutError, WebSocketCloseCode, WebSocketCloseError } from './errors';
-import { MESSAGE_PORT, type MessagePort } from '../../framing/message-port';
-import { pushFrame, type HeartbeatOptions } from './remote-connection';
+import { HeartbeatTimeoutError, WebSocketCloseCode, WebSocketCloseError } from '../errors';
+import { MESSAGE_PORT, type MessagePort } from '../../../framing/message-port';
+import { pushFrame, type HeartbeatOptions } from '../remote-connection';
 
 /** Options of {@link WebSocketStream}. @internal */
 export interface WebSocketStreamOptions {

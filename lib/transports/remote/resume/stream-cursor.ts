@@ -6,7 +6,7 @@
  *
  * @packageDocumentation
  */
-import { CLOSE_BRACE, QUOTE, endOfString, decimalText, skipSpace } from '../../framing/json-text';
+import { CLOSE_BRACE, QUOTE, endOfString, decimalText, skipSpace } from '../../../framing/json-text';
 import { MemberWalk, memberValue, metaOf } from './member-walk';
 
 /** The `_meta` key of a message's cursor on a resumable stream. */

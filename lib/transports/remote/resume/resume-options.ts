@@ -4,8 +4,8 @@
  *
  * @packageDocumentation
  */
-import { checkIdleTimeout } from '../../server/bounds';
-import { checkPositiveInteger } from './limits';
+import { checkIdleTimeout } from '../../../server/bounds';
+import { checkPositiveInteger } from '../limits';
 
 /** Options of a resumable server (`listenRemote({ resume })`, `acp-wire serve --resume`). */
 export interface ResumeOptions {

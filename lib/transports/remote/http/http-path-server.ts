@@ -8,8 +8,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { EVENT_STREAM_CONTENT_TYPE, HEADER_SESSION_ID } from './http-protocol';
-import { HEADER_CONNECTION_ID } from './remote-connection';
-import { idKey, isRequest, type RoutedMessage } from './routed-message';
+import { HEADER_CONNECTION_ID } from '../remote-connection';
+import { idKey, isRequest, type RoutedMessage } from '../routed-message';
 import { HttpServerCore, header, json, readPostedMessage, text } from './http-server-core';
 import { startEventStream, type BodyReply } from './http-server-stream';
 

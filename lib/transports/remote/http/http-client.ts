@@ -16,11 +16,11 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Duplex } from 'node:stream';
 import { urlToHttpOptions } from 'node:url';
-import type { Connection } from '../../connection/connection';
-import { BACKSLASH, decimalText } from '../../framing/json-text';
-import { HttpStatusError, ResumeFailedError, ServerGoingAwayError } from './errors';
-import { backoffDelay, reconnectSettings, resumableOf, type ReconnectOptions, type ReconnectSettings } from './resume-options';
-import { takeCursor, TakenCursor } from './frame-cursor';
+import type { Connection } from '../../../connection/connection';
+import { BACKSLASH, decimalText } from '../../../framing/json-text';
+import { HttpStatusError, ResumeFailedError, ServerGoingAwayError } from '../errors';
+import { backoffDelay, reconnectSettings, resumableOf, type ReconnectOptions, type ReconnectSettings } from '../resume/resume-options';
+import { takeCursor, TakenCursor } from '../resume/frame-cursor';
 import {
   EVENT_STREAM_CONTENT_TYPE,
   HEADER_CLIENT_SEQ,
@@ -30,12 +30,12 @@ import {
   HEADER_SESSION_ID,
   JSON_CONTENT_TYPE,
 } from './http-protocol';
-import { idKey, isRequest, isResponse, parseRouted, resultSessionIdOf, sessionIdOf, type RoutedMessage } from './routed-message';
-import { DEFAULT_MAX_PAYLOAD } from './limits';
-import { destroyAfterRead } from './going-away';
+import { idKey, isRequest, isResponse, parseRouted, resultSessionIdOf, sessionIdOf, type RoutedMessage } from '../routed-message';
+import { DEFAULT_MAX_PAYLOAD } from '../limits';
+import { destroyAfterRead } from '../going-away';
 import { SseParser } from './sse';
 import { SilenceWatch } from './http-silence';
-import { HEADER_CONNECTION_ID, checkRemoteOptions, pushFrame, remoteConnection, type RemoteConnectionOptions } from './remote-connection';
+import { HEADER_CONNECTION_ID, checkRemoteOptions, pushFrame, remoteConnection, type RemoteConnectionOptions } from '../remote-connection';
 
 /** `"sessionId"`, the key whose presence in an event makes the client route it. */
 const SESSION_ID_KEY = Buffer.from('"sessionId"');

@@ -4,7 +4,7 @@
  *
  * @packageDocumentation
  */
-import { BACKSLASH, CLOSE_BRACE, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } from '../../framing/json-text';
+import { BACKSLASH, CLOSE_BRACE, COLON, COMMA, OPEN_BRACE, OPEN_BRACKET, QUOTE } from '../../../framing/json-text';
 import { CURSOR_META_KEY, cursorAt, cursorNumberOf } from './stream-cursor';
 
 const SPACE = 0x20;

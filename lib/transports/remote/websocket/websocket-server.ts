@@ -9,10 +9,10 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { DEFAULT_MAX_PAYLOAD } from './limits';
-import { HEADER_CONNECTION_ID, type RemoteClientInfo, type RemoteConnectionOptions } from './remote-connection';
-import { ResumableWebSockets } from './resumable-websocket';
-import { resumeSettings, type ResumeOptions } from './resume-options';
+import { DEFAULT_MAX_PAYLOAD } from '../limits';
+import { HEADER_CONNECTION_ID, type RemoteClientInfo, type RemoteConnectionOptions } from '../remote-connection';
+import { ResumableWebSockets } from '../resume/resumable-websocket';
+import { resumeSettings, type ResumeOptions } from '../resume/resume-options';
 import { webSocketStream } from './websocket';
 
 /** What the WebSocket side of a server reads of its options. @internal */

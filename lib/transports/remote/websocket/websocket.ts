@@ -6,13 +6,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import WebSocket from 'ws';
-import type { Connection } from '../../connection/connection';
-import { HttpStatusError } from './errors';
-import { DEFAULT_MAX_PAYLOAD, checkPositiveInteger } from './limits';
-import { HEADER_CONNECTION_ID, checkRemoteOptions, remoteConnection, type RemoteConnectionOptions } from './remote-connection';
+import type { Connection } from '../../../connection/connection';
+import { HttpStatusError } from '../errors';
+import { DEFAULT_MAX_PAYLOAD, checkPositiveInteger } from '../limits';
+import { HEADER_CONNECTION_ID, checkRemoteOptions, remoteConnection, type RemoteConnectionOptions } from '../remote-connection';
 import { WebSocketStream } from './websocket-stream';
-import type * as ReconnectingModule from './reconnecting-websocket';
-import { reconnectSettings, type ReconnectOptions, type ReconnectSettings } from './resume-options';
+import type * as ReconnectingModule from '../resume/reconnecting-websocket';
+import { reconnectSettings, type ReconnectOptions, type ReconnectSettings } from '../resume/resume-options';
 
 /** Options of {@link connectWebSocket}. */
 export interface ConnectWebSocketOptions extends RemoteConnectionOptions {
@@ -85,7 +85,7 @@ async function connectOpened(target: URL, options: ConnectWebSocketOptions, reco
   const stream = webSocketStream(opened.ws, opened.socket, options);
   if (!reconnect) return remoteConnection(stream, options);
   // Loaded only by a client that reconnects.
-  const { ReconnectingWebSocketStream } = require('./reconnecting-websocket') as typeof ReconnectingModule;
+  const { ReconnectingWebSocketStream } = require('../resume/reconnecting-websocket') as typeof ReconnectingModule;
   // A resuming upgrade names its connection, which the server lets in without a new client slot.
   const headers = opened.connectionId === undefined ? options.headers : { ...options.headers, [HEADER_CONNECTION_ID]: opened.connectionId };
   const durable = new ReconnectingWebSocketStream(stream, opened.connectionId, reconnect, (signal) =>

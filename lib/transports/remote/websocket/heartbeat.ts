@@ -6,7 +6,7 @@
  */
 import type { Socket } from 'node:net';
 import type WebSocket from 'ws';
-import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS, type HeartbeatOptions } from './remote-connection';
+import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS, type HeartbeatOptions } from '../remote-connection';
 
 /**
  * Pings every `intervalMs`; after a ping, a peer that sends nothing for `timeoutMs` is declared

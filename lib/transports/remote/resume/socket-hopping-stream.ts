@@ -6,8 +6,8 @@
  * @packageDocumentation
  */
 import { Duplex } from 'node:stream';
-import { MESSAGE_PORT, type MessagePort } from '../../framing/message-port';
-import { pushFrame } from './remote-connection';
+import { MESSAGE_PORT, type MessagePort } from '../../../framing/message-port';
+import { pushFrame } from '../remote-connection';
 
 /**
  * A socket a resumable connection runs over, as both ends see it (a WebSocket's stream of NDJSON

@@ -7,9 +7,9 @@
  *
  * @packageDocumentation
  */
-import { decimalText } from '../../framing/json-text';
-import { MESSAGE_PORT } from '../../framing/message-port';
-import { idKey, isRequest, isResponse, parseRouted } from './routed-message';
+import { decimalText } from '../../../framing/json-text';
+import { MESSAGE_PORT } from '../../../framing/message-port';
+import { idKey, isRequest, isResponse, parseRouted } from '../routed-message';
 import { ReplayBuffer } from './replay-buffer';
 import { advertiseResumable, type ResumeSettings } from './resume-options';
 import { AckSchedule, readCursorAck, receivedAckText } from './stream-ack';

@@ -27,9 +27,9 @@ import {
   type HttpStreamSink,
 } from './http-server-core';
 import type { HttpServerStream } from './http-server-stream';
-import { HEADER_CONNECTION_ID } from './remote-connection';
-import { advertiseResumable, resumeSettings, type ResumeSettings } from './resume-options';
-import { isRequest, sessionIdOf, type RoutedMessage } from './routed-message';
+import { HEADER_CONNECTION_ID } from '../remote-connection';
+import { advertiseResumable, resumeSettings, type ResumeSettings } from '../resume/resume-options';
+import { isRequest, sessionIdOf, type RoutedMessage } from '../routed-message';
 
 /**
  * Answers Streamable HTTP requests that passed the path, origin and token checks, the connection

@@ -4,7 +4,7 @@
  *
  * @packageDocumentation
  */
-import { CLOSE_BRACE, QUOTE } from '../../framing/json-text';
+import { CLOSE_BRACE, QUOTE } from '../../../framing/json-text';
 import { STREAM_ACK_METHOD } from './control-messages';
 
 /**

@@ -9,9 +9,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { JSON_CONTENT_TYPE } from './http-protocol';
 import { HttpServerStream, type HttpServerLimits, type HttpServerStreamOptions } from './http-server-stream';
-import { DEFAULT_MAX_PAYLOAD, RETRY_AFTER_SECONDS } from './limits';
-import type { ResumeOptions } from './resume-options';
-import type { RoutedMessage } from './routed-message';
+import { DEFAULT_MAX_PAYLOAD, RETRY_AFTER_SECONDS } from '../limits';
+import type { ResumeOptions } from '../resume/resume-options';
+import type { RoutedMessage } from '../routed-message';
 
 /** What the HTTP side hands over for each new connection. @internal */
 export type HttpStreamSink = (stream: Duplex, info: { transport: 'http'; request: IncomingMessage; connectionId: string }) => void;

@@ -8,8 +8,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { Connection } from '../../connection/connection';
-import { defaultLogger } from '../../support/logger';
+import type { Connection } from '../../../connection/connection';
+import { defaultLogger } from '../../../support/logger';
 import { HttpPathServer, connectionIdInPath } from './http-path-server';
 import { HttpStreamServer } from './http-server';
 import type { HttpServerLimits } from './http-server-stream';
@@ -23,13 +23,13 @@ import {
   checkPort,
   pathOf,
   type AccessOptions,
-} from './limits';
-import { checkIdleTimeout, checkMaxCount, peerOf } from '../../server/bounds';
-import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../server/drain-timeout';
-import { DEFAULT_HOST } from '../../server/loopback';
+} from '../limits';
+import { checkIdleTimeout, checkMaxCount, peerOf } from '../../../server/bounds';
+import { DEFAULT_DRAIN_TIMEOUT_MS } from '../../../server/drain-timeout';
+import { DEFAULT_HOST } from '../../../server/loopback';
 import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from './http-idle';
-import { ClientPool, type DrainResult, type PooledClient } from '../../server/client-pool';
-import type { WorkProbe } from '../../server/work-probe';
+import { ClientPool, type DrainResult, type PooledClient } from '../../../server/client-pool';
+import type { WorkProbe } from '../../../server/work-probe';
 import {
   HEADER_CONNECTION_ID,
   checkRemoteOptions,
@@ -37,10 +37,10 @@ import {
   type RemoteClientInfo,
   type RemoteConnectionOptions,
   type RemoteTransport,
-} from './remote-connection';
-import { ResumableServerStream } from './resumable-websocket';
-import { resumeSettings, type ResumeOptions } from './resume-options';
-import { webSocketServer, type WebSocketSink } from './websocket-server';
+} from '../remote-connection';
+import { ResumableServerStream } from '../resume/resumable-websocket';
+import { resumeSettings, type ResumeOptions } from '../resume/resume-options';
+import { webSocketServer, type WebSocketSink } from '../websocket/websocket-server';
 
 /** The certificate a {@link listenRemote} server presents to serve `wss://` and `https://` itself. */
 export interface RemoteTlsOptions {

@@ -6,9 +6,9 @@
  *
  * @packageDocumentation
  */
-import { MESSAGE_PORT } from '../../framing/message-port';
-import { ResumeFailedError, ServerGoingAwayError, WebSocketCloseCode } from './errors';
-import { destroyAfterRead } from './going-away';
+import { MESSAGE_PORT } from '../../../framing/message-port';
+import { ResumeFailedError, ServerGoingAwayError, WebSocketCloseCode } from '../errors';
+import { destroyAfterRead } from '../going-away';
 import { backoffDelay, resumableOf, type ReconnectSettings } from './resume-options';
 import { AckSchedule, cursorAckText, readReceivedAck } from './stream-ack';
 import {
