@@ -1,5 +1,5 @@
 /**
- * One agent instance an {@link AgentHost} runs for one client: its connection, its async context,
+ * One agent instance an `AgentHost` runs for one client: its connection, its async context,
  * its start and its disposal.
  *
  * @packageDocumentation
@@ -9,7 +9,7 @@ import { type Duplex, PassThrough } from 'node:stream';
 import { Connection, setRequestGate, type ConnectionOptions } from '../connection/connection';
 import { RpcError } from '../jsonrpc/errors';
 import type { RemoteTransport } from '../transports/remote/remote-connection';
-import type { AgentFactory, AgentFactoryInfo, AgentHost, HostedAgent, HostedAgentFailure } from './agent-host';
+import type { AgentFactory, AgentFactoryInfo, HostedAgent, HostedAgentFailure } from './agent-factory';
 
 /** The `data.reason` of the error a client gets when its instance could not be made. */
 export const AGENT_FAILED_REASON = 'agent_failed_to_start';
@@ -35,7 +35,7 @@ export interface InstanceHost {
  *
  * @remarks What the client sends is read only once the factory has returned (or its promise
  * resolved), each chunk in the instance's async context: its handlers, and what they schedule,
- * carry it (see {@link AgentHost.failCurrent}). Closing the stream closes the connection; the
+ * carry it (see `AgentHost.failCurrent`). Closing the stream closes the connection; the
  * connection's close aborts `info.signal`, ends the stream, then disposes the instance.
  * @internal
  */

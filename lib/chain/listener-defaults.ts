@@ -4,9 +4,8 @@
  *
  * @packageDocumentation
  */
-import type { ConductorListenerOptions } from './conductor-listener';
 
-/** The default {@link ConductorListenerOptions.maxChains}. */
+/** The default `maxChains` of a conductor listener (`ConductorListenerOptions`). */
 export const DEFAULT_MAX_CHAINS = 16;
-/** The default {@link ConductorListenerOptions.idleTimeoutMs}: five minutes. */
+/** The default `idleTimeoutMs` of a conductor listener (`ConductorListenerOptions`): five minutes. */
 export const DEFAULT_CHAIN_IDLE_TIMEOUT_MS = 300_000;

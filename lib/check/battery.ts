@@ -8,7 +8,7 @@ import { FRAMING_CHECKS } from './framing-checks';
 import { INITIALIZE_CHECKS } from './initialize-checks';
 import { JSON_RPC_CHECKS } from './json-rpc-checks';
 import { LIFECYCLE_CHECKS } from './lifecycle-checks';
-import type { Check } from './outcome';
+import type { Check } from './check';
 import { PROXY_ENVELOPE_CHECKS } from './proxy-checks';
 import { PROXY_HOP_CHECKS } from './proxy-hop-checks';
 import type { RemoteContext } from './remote-context';

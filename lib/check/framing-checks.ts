@@ -7,7 +7,8 @@
 import { ErrorCode } from '../jsonrpc/errors';
 import { stateOf, UNKNOWN_METHOD } from './context';
 import { RULES } from './rules';
-import { type Check, fail, pass, withEvidence } from './outcome';
+import type { Check } from './check';
+import { fail, pass, withEvidence } from './outcome';
 import { errorCodeOf, shortText, type WireLine } from './wire-line';
 
 /** A request id made of characters of 2, 3 and 4 UTF-8 bytes. */

@@ -7,7 +7,8 @@
 import { isJsonObject, type JsonObject } from '../jsonrpc/message';
 import type { CheckContext } from './context';
 import { RULES } from './rules';
-import { type Check, type CheckOutcome, fail, notApplicable, pass, withEvidence } from './outcome';
+import type { Check } from './check';
+import { type CheckOutcome, fail, notApplicable, pass, withEvidence } from './outcome';
 import { shortText, type WireLine } from './wire-line';
 
 /** Where the answer to each offer is kept for the later checks. */

@@ -9,7 +9,8 @@ import { CANCEL_REQUEST_METHOD } from '../jsonrpc/protocol';
 import type { AgentProcess } from './agent-process';
 import { RULES } from './rules';
 import { type CheckContext, stateOf, UNKNOWN_METHOD } from './context';
-import { type Check, type CheckOutcome, fail, pass, withEvidence } from './outcome';
+import type { Check } from './check';
+import { type CheckOutcome, fail, pass, withEvidence } from './outcome';
 import { errorCodeOf, idKey, shortText } from './wire-line';
 
 /**

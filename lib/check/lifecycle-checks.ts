@@ -8,7 +8,8 @@ import type { AgentProcess } from './agent-process';
 import { exitsWithin, groupMembers } from './process-end';
 import { RULES } from './rules';
 import { type CheckContext, stderrExcerpt, UNKNOWN_METHOD } from './context';
-import { type Check, type CheckOutcome, fail, notApplicable, pass } from './outcome';
+import type { Check } from './check';
+import { type CheckOutcome, fail, notApplicable, pass } from './outcome';
 import { sendPrompt, turnUnderWay } from './turns';
 import { shortText } from './wire-line';
 

@@ -1,9 +1,8 @@
 /**
- * The vocabulary of `acp-wire check`: a check, its outcome, and the report of a run.
+ * The vocabulary of `acp-wire check`: a check's outcome, and the report of a run.
  *
  * @packageDocumentation
  */
-import type { CheckContext } from './context';
 import type { Rule, Severity } from './rules';
 import type { WireLine } from './wire-line';
 
@@ -77,21 +76,6 @@ export interface CheckReport {
   readonly notRun: readonly string[];
   /** Whether the run is complete, nothing is in `failing` and nothing in `stale` (the exit code of `acp-wire check` is 0 exactly then). */
   readonly isOk: boolean;
-}
-
-/** One check of a battery, run with a context of type `C` (the process checks' {@link CheckContext} by default). */
-export interface Check<C = CheckContext> {
-  /** `group.name`, stable: `--only` and the report name checks by it. */
-  readonly id: string;
-  readonly group: CheckGroup;
-  /** What it proves when it passes. */
-  readonly title: string;
-  /** The rule it holds the agent to. */
-  readonly rule: Rule;
-  /** Whether it runs after every other check, on what all of them saw. */
-  readonly isFinal?: boolean;
-  /** Runs the check. A thrown {@link CheckFailure} is a `fail` with its message. */
-  run(context: C): Promise<CheckOutcome>;
 }
 
 /** A passing outcome, with an optional note. */

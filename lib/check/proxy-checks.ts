@@ -9,7 +9,8 @@ import { isJsonObject, type JsonObject, type JsonValue } from '../jsonrpc/messag
 import { PROXY_SUCCESSOR_METHOD } from '../jsonrpc/protocol';
 import type { AgentProcess } from './agent-process';
 import type { CheckContext } from './context';
-import { type Check, type CheckOutcome, fail, pass, withEvidence } from './outcome';
+import type { Check } from './check';
+import { type CheckOutcome, fail, pass, withEvidence } from './outcome';
 import { awaitLine, innerOf, isEnvelopeOf, isPlainOf, sameJson } from './proxy-lines';
 import { RULES } from './rules';
 import { ASK_METHOD, ECHO_METHOD, HOLD_METHOD } from './successor-peer';

@@ -10,7 +10,8 @@ import { isJsonObject, type JsonObject, type JsonValue } from '../jsonrpc/messag
 import { CANCEL_REQUEST_METHOD, PROXY_SUCCESSOR_METHOD } from '../jsonrpc/protocol';
 import type { AgentProcess } from './agent-process';
 import type { CheckContext } from './context';
-import { type Check, type CheckOutcome, fail, pass, withEvidence } from './outcome';
+import type { Check } from './check';
+import { type CheckOutcome, fail, pass, withEvidence } from './outcome';
 import { exitsWithin, groupMembers } from './process-end';
 import { awaitLine, innerOf, isEnvelopeOf, isPlainOf } from './proxy-lines';
 import { RULES } from './rules';

@@ -7,7 +7,8 @@
  * @packageDocumentation
  */
 import type { CheckContext } from './context';
-import { type Check, CheckFailure, type CheckGroup, type CheckOutcome, type CheckResult, fail } from './outcome';
+import type { Check } from './check';
+import { CheckFailure, type CheckGroup, type CheckOutcome, type CheckResult, fail } from './outcome';
 import type { WireLine } from './wire-line';
 
 /** The bounds of a run that the runner reads. */

@@ -7,11 +7,12 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { AgentHost, type AgentFactory, type HostedAgentFailure } from '../acp/agent-host';
+import type { AgentFactory, HostedAgentFailure } from '../acp/agent-factory';
+import { AgentHost } from '../acp/agent-host';
 import type { Logger } from '../support/logger';
 import { DEFAULT_MAX_PAYLOAD } from '../transports/remote/limits';
 import { UsageError } from './arguments';
-import type { AgentHosting } from './serve';
+import type { AgentHosting } from './agent-hosting';
 import { report } from './subcommand';
 
 /** A module `--agent-module` names that could not be loaded (it threw while it was evaluated). */

@@ -14,7 +14,7 @@ import { spawnProcessTree, type ProcessTree } from '../transports/process-tree';
 import { DEFAULT_HTTP_IDLE_TIMEOUT_MS } from '../transports/remote/http/http-idle';
 import { DEFAULT_HOST, isLoopbackHost } from '../server/loopback';
 import { DEFAULT_PATH, checkPath } from '../transports/remote/limits';
-import { LineWorkTracker, type WorkProbe } from '../server/work-probe';
+import { LineWorkTracker } from '../server/work-probe';
 import {
   DEFAULT_RESUME_BUFFER_MESSAGES,
   DEFAULT_RESUME_BUFFER_MS,
@@ -32,6 +32,7 @@ import {
   parseMilliseconds,
   parsePort,
 } from './arguments';
+import type { AgentHosting } from './agent-hosting';
 import type * as AgentModule from './agent-module';
 import { EXIT_DRAIN_CUT, drainClients } from './drain';
 import { STOP_SIGNALS, watchStopSignals, type StoppableProcess } from './shutdown';
@@ -258,16 +259,6 @@ function startAgent(stream: Duplex, info: RemoteClientInfo, args: ServeArgs, wor
     });
   });
   return { name, child, exited: tree.exited, tree, ended };
-}
-
-/** How `serve` runs each client's agent: a process each, or an instance each in this process. */
-export interface AgentHosting {
-  /** Starts the agent of a new client; returns the probe of its requests in flight, for a drain. */
-  onStream(stream: Duplex, info: RemoteClientInfo): WorkProbe;
-  /** The agent processes running now, which a forced stop kills. */
-  processes(): Iterable<StoppableProcess>;
-  /** Resolves once every agent started so far has ended. */
-  ended(): Promise<void>;
 }
 
 /** One agent process per client, its stdio bridged to the client's stream. */

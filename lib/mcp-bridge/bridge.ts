@@ -27,7 +27,8 @@ import {
   type McpBridgeTransport,
   type McpRelayCommand,
 } from './declarations';
-import { McpHttpEndpoint, type BridgedServer } from './endpoint';
+import type { BridgedServer } from './bridged-server';
+import { McpHttpEndpoint } from './endpoint';
 import { AcpSessionRoutes, SESSION_CLOSE_METHOD, sessionIdOf } from './session-routes';
 
 /** The ACP requests whose `mcpServers` the bridge rewrites. */

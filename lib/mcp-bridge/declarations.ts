@@ -8,7 +8,7 @@
 import type { JsonObject, JsonValue } from '../jsonrpc/message';
 import { isMcpServerDeclaration, type McpServerDeclaration, type McpTransports } from '../mcp/protocol';
 import type { AcpVersion } from '../acp/negotiation';
-import type { BridgedServer } from './endpoint';
+import type { BridgedServer } from './bridged-server';
 
 /** How the bridge gives a declared `acp` server to the agent. */
 export type McpBridgeTransport = 'http' | 'stdio';

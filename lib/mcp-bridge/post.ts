@@ -7,7 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isJsonObject, validKindOf, type JsonObject, type RequestId } from '../jsonrpc/message';
 import { MCP_META_CLIENT_CAPABILITIES, MCP_META_CLIENT_INFO, MCP_META_PROTOCOL_VERSION, MCP_PROTOCOL_VERSION } from '../mcp/protocol';
-import type { BridgedServer, McpHttpEndpointOptions, ServedRoute } from './endpoint';
+import type { BridgedServer, McpHttpEndpointOptions, ServedRoute } from './bridged-server';
 import { bindingErrorResponse, forwardMcpRequest } from './forward';
 import { clientHandshakeOf, initializeResult } from './handshake';
 import {

@@ -4,7 +4,7 @@
  *
  * @packageDocumentation
  */
-import type { BridgedServer } from './endpoint';
+import type { BridgedServer } from './bridged-server';
 
 /** The `session/close` request: the agent stops the session's work (as on `session/cancel`) and frees it. */
 export const SESSION_CLOSE_METHOD = 'session/close';
