@@ -36,6 +36,7 @@ const BATCH_REFUSAL = JSON.stringify({
  * @internal
  */
 export abstract class HttpServerCore {
+  /** The options of the HTTP side (limits, `maxPayload`, `resume`). */
   protected readonly options: HttpStreamServerOptions;
   /** The open connections, by id. */
   protected readonly streams = new Map<string, HttpServerStream>();
@@ -69,8 +70,11 @@ export abstract class HttpServerCore {
     this.streams.clear();
   }
 
+  /** Answers a `POST`: a client message (an `initialize` opens a connection). */
   protected abstract post(request: IncomingMessage, response: ServerResponse, connectionId: string | undefined): void;
+  /** Answers a `GET`: an event stream of a connection. */
   protected abstract get(request: IncomingMessage, response: ServerResponse, connectionId: string | undefined): void;
+  /** Answers a `DELETE`: the client ends its connection. */
   protected abstract delete(request: IncomingMessage, response: ServerResponse, connectionId: string | undefined): void;
 
   /** Refuses an `initialize` that cannot open a connection (400 without an id, 503 when full); returns whether it did. */
