@@ -5,6 +5,7 @@
  */
 import { expect } from 'chai';
 import { once } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { REMOTE_CHECKS } from '../../lib/check/battery';
@@ -40,6 +41,16 @@ async function listening(spawned: SpawnedProcess, scheme: string): Promise<strin
   return url!;
 }
 
+/** Resolves once `GET health` answers 200 (`ready`: the server has room for a client). */
+async function untilReady(health: URL): Promise<void> {
+  for (;;) {
+    const response = await fetch(health);
+    await response.arrayBuffer();
+    if (response.status === 200) return;
+    await delay(25);
+  }
+}
+
 describe('checkRemote() (acp-wire check --url)', function () {
   this.timeout(60_000);
   useBuild();
@@ -59,6 +70,10 @@ describe('checkRemote() (acp-wire check --url)', function () {
       serve.child.kill('SIGTERM');
       expect((await serve.exited).code).to.equal(0);
     });
+
+    // Each check ends its clients, but serve frees a slot only once that client's agent process has
+    // exited: the next run starts when serve's health says it has room again.
+    beforeEach(() => untilReady(new URL('/healthz', wsUrl.replace(/^ws:/, 'http:'))));
 
     it('passes every remote check over WebSocket (the path dialect is HTTP only: n/a)', async () => {
       const report = await checkRemote(wsUrl, OPTIONS);
