@@ -12,6 +12,7 @@ import type { LineDirection, WireLine } from './wire-line';
 export interface EvidenceLine {
   /** Milliseconds since the run began. */
   readonly atMs: number;
+  /** Which way it went: {@link LineDirection}. */
   readonly direction: LineDirection;
   /** The process (`agent-3`). */
   readonly process: string;

@@ -15,9 +15,13 @@ export type CheckStatus = 'pass' | 'fail' | 'info' | 'not-applicable';
 
 /** How many results of each status a report holds. */
 export interface CheckCounts {
+  /** Results that passed. */
   readonly pass: number;
+  /** Results that failed, whatever their severity. */
   readonly fail: number;
+  /** Results worth knowing that break no rule. */
   readonly info: number;
+  /** Checks that could not apply to this agent. */
   readonly notApplicable: number;
 }
 
@@ -29,6 +33,7 @@ export type CheckGroup = (typeof CHECK_GROUPS)[number];
 
 /** What a check found: its status and, but for `pass`, why (for `pass`, an optional note). */
 export interface CheckOutcome {
+  /** How the check came out. */
   readonly status: CheckStatus;
   /** For `fail`: the exact message or fact that broke the rule; for `info`: what the agent did; for `not-applicable`: the reason; for `pass`: a note. */
   readonly message?: string;

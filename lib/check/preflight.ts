@@ -7,6 +7,7 @@
  * @packageDocumentation
  */
 import { AcpWireError } from '../jsonrpc/errors';
+import { PROXY_INITIALIZE_METHOD } from '../jsonrpc/protocol';
 import type { AgentProcess } from './agent-process';
 import { type CheckContext, stderrExcerpt } from './context';
 import { CheckFailure } from './outcome';
@@ -22,6 +23,7 @@ export type AgentUnusableReason = 'not-started' | 'exited' | 'no-answer' | 'init
  * before `checkAgent()` rejects with it.
  */
 export class AgentUnusableError extends AcpWireError {
+  /** Always `'AgentUnusableError'`. */
   override readonly name = 'AgentUnusableError';
   /** Always `'ACP_WIRE_CHECK_AGENT_UNUSABLE'`. */
   readonly code = 'ACP_WIRE_CHECK_AGENT_UNUSABLE';
@@ -54,17 +56,17 @@ export async function preflight(context: CheckContext): Promise<void> {
 }
 
 function unusable(agent: AgentProcess, timeoutMs: number, role: string): AgentUnusableError {
-  const method = role === 'proxy' ? 'proxy/initialize' : 'initialize';
+  const method = role === 'proxy' ? PROXY_INITIALIZE_METHOD : 'initialize';
   const stderr = stderrExcerpt(agent);
   const onStderr = stderr === '' ? '' : `; stderr: ${stderr}`;
   const exit = agent.exit;
   if (exit?.error) return new AgentUnusableError('not-started', `the agent could not be started: ${exit.error.message}`, stderr);
-  const answer = [...agent.sent.values()].find((sent) => sent.method === 'initialize')?.answers[0];
+  const answer = [...agent.sent.values()].find((sent) => sent.method === method)?.answers[0];
   if (answer)
-    return new AgentUnusableError('initialize-error', `the agent answered initialize with an error: ${shortText(answer.text)}`, stderr);
+    return new AgentUnusableError('initialize-error', `the agent answered ${method} with an error: ${shortText(answer.text)}`, stderr);
   if (exit || agent.isOutputEnded) {
     const how = exit ? `exited (${exit.signal ?? `code ${exit.code}`})` : 'closed its stdout';
-    return new AgentUnusableError('exited', `the agent ${how} before it answered initialize${onStderr}`, stderr);
+    return new AgentUnusableError('exited', `the agent ${how} before it answered ${method}${onStderr}`, stderr);
   }
-  return new AgentUnusableError('no-answer', `the agent did not answer initialize within ${timeoutMs} ms (--timeout)${onStderr}`, stderr);
+  return new AgentUnusableError('no-answer', `the agent did not answer ${method} within ${timeoutMs} ms (--timeout)${onStderr}`, stderr);
 }

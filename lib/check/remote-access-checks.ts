@@ -15,7 +15,7 @@ import type { Check } from './check';
 import { CheckFailure, type CheckOutcome, fail, notApplicable, pass, withEvidence } from './outcome';
 import type { RemoteContext } from './remote-context';
 import { openingLine } from './remote-checks';
-import { authHeaders, HttpLink, type RemoteLink, WsLink } from './remote-link';
+import { authHeaders, HttpLink, type RemoteLink, type WsLink } from './remote-link';
 import { RULES } from './rules';
 import type { WireLine } from './wire-line';
 

@@ -14,6 +14,7 @@ export const SEVERITIES: readonly Severity[] = ['must', 'should', 'practice'];
 
 /** One rule: how binding it is, the text that says so (quoted), where, and a link to it. */
 export interface Rule {
+  /** How binding it is: a failure at or above a run's `failOn` fails the run. */
   readonly severity: Severity;
   /** Whose rule: `ACP`, `ACP schema`, `JSON-RPC 2.0`, `RFC 8259`, or the convention's name. */
   readonly source: string;

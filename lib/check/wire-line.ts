@@ -15,6 +15,7 @@ export type LineDirection = 'in' | 'out' | 'err' | 'event';
 
 /** Where a line was seen: its direction, the process, and the check under way. */
 export interface LinePlace {
+  /** Which way it went: {@link LineDirection}. */
   readonly direction: LineDirection;
   /** The process, as the run names it (`agent-3`). */
   readonly process: string;

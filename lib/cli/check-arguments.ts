@@ -76,7 +76,7 @@ function environment(pairs: string[] | undefined): NodeJS.ProcessEnv | undefined
   return env;
 }
 
-/** The check ids the baseline file at `path` lists. @throws UsageError when it cannot be read or names no check */
+/** The check ids the baseline file at `path` lists, each one of `battery`'s. @throws UsageError when it cannot be read or names no check */
 function baselineOf(path: string | boolean | string[] | undefined, battery: readonly { id: string }[]): string[] | undefined {
   if (typeof path !== 'string') return undefined;
   let text: string;
@@ -88,7 +88,7 @@ function baselineOf(path: string | boolean | string[] | undefined, battery: read
   try {
     return parseBaseline(
       text,
-      CHECKS.map((check) => check.id),
+      battery.map((check) => check.id),
     );
   } catch (error) {
     throw new UsageError(`--baseline ${path}: ${(error as Error).message}`);

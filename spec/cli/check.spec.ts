@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CheckReport } from '../../lib/check/outcome';
@@ -152,6 +152,16 @@ describe('acp-wire check', function () {
     const cases: [string, string[], RegExp][] = [
       ['never answers', ['--mode', 'silent'], /^the agent did not answer initialize within 2000 ms \(--timeout\)$/],
       [
+        'never answers, checked as a proxy',
+        ['--mode', 'silent'],
+        /^the agent did not answer proxy\/initialize within 2000 ms \(--timeout\)$/,
+      ],
+      [
+        'answers proxy/initialize with an error, checked as a proxy',
+        ['--mode', 'error'],
+        /^the agent answered proxy\/initialize with an error: \{"jsonrpc":"2\.0","id":1,"error":\{"code":-32603,"message":"Internal error","data":"no API key set"\}\}$/,
+      ],
+      [
         'answers initialize with an error',
         ['--mode', 'error'],
         /^the agent answered initialize with an error: \{"jsonrpc":"2\.0","id":1,"error":\{"code":-32603,"message":"Internal error","data":"no API key set"\}\}$/,
@@ -167,7 +177,8 @@ describe('acp-wire check', function () {
       it(`an agent that ${what}`, () => {
         const pidFile = join(dir, 'pids');
         const agent = [process.execPath, ...fixtureArgs('check/unusable-agent', [...mode, '--pid-file', pidFile])];
-        const run = check('--timeout', '2000', '--deadline', '20000', '--', ...agent);
+        const role = what.endsWith('as a proxy') ? ['--proxy'] : [];
+        const run = check(...role, '--timeout', '2000', '--deadline', '20000', '--', ...agent);
         expect(run.status, run.stderr).to.equal(3);
         expect(run.stdout).to.equal('');
         const lines = run.stderr.trimEnd().split('\n');
@@ -217,6 +228,27 @@ describe('acp-wire check', function () {
     expect(run.status, run.stderr).to.equal(0);
     const report = JSON.parse(run.stdout) as { results: { id: string; status: string }[] };
     expect(report.results.map((result) => result.status)).to.deep.equal(PROXY_CHECKS.map(() => 'pass'));
+  });
+
+  it("--proxy --baseline takes the proxy checks' ids: an entry whose check passes is reported stale, exit 1", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'acp-wire-check-'));
+    try {
+      const baseline = join(dir, 'baseline.txt');
+      writeFileSync(baseline, 'proxy.ids\n');
+      const run = check(
+        '--proxy',
+        ...FAST,
+        '--only',
+        'proxy.ids',
+        '--baseline',
+        baseline,
+        commandLine(process.execPath, PASSTHROUGH_PROXY),
+      );
+      expect(run.status, run.stderr).to.equal(1);
+      expect(run.stdout).to.include('\nstale baseline entries (their checks pass now; remove them): proxy.ids\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('--help prints the usage and exits 0', () => {
