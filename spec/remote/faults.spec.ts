@@ -20,7 +20,11 @@ import { LineRecorder } from '../helpers/acp-lines';
 import { rejectionOf } from '../helpers/async';
 import { closeOf, expectTcpHandles, serveEcho, tcpHandles } from './remote-helpers';
 
-const FAST_HEARTBEAT = { intervalMs: 100, timeoutMs: 300 };
+/**
+ * A heartbeat that notices a blackhole quickly, with a timeout far above what a loaded machine
+ * stalls this process for (a false alarm would end the faults' connections for the wrong reason).
+ */
+const FAST_HEARTBEAT = { intervalMs: 100, timeoutMs: 2000 };
 
 describe('WebSocket under network faults (fault proxy)', () => {
   let baseline: number;
@@ -57,19 +61,22 @@ describe('WebSocket under network faults (fault proxy)', () => {
   });
 
   it('delivers large messages intact through a throughput cap, without a heartbeat false alarm', async function () {
-    this.timeout(30_000);
+    this.timeout(60_000);
     // The fault proxy runs in this process: a stall of the process (GC, a loaded CI machine) stops
-    // its forwarding too, which no heartbeat can tell from a dead peer. So the timeout here is 3 s,
-    // and the payload takes 4.8 s each way at the cap: a pong queued behind it would still arrive
+    // its forwarding too, which no heartbeat can tell from a dead peer. So the timeout here is 6 s,
+    // and the payload takes 9.6 s each way at the cap: a pong queued behind it would still arrive
     // after the timeout, so only counting the payload's bytes as signs of life passes this test.
-    const heartbeat = { intervalMs: 100, timeoutMs: 3000 };
+    // Meanwhile about 90 of the client's pings queue behind its payload and reach the server at
+    // once while it sends the echo: a `ws` peer ends a connection that leaves more than 60 of its
+    // answers unwritten, so the client keeps at most 30 pings unanswered.
+    const heartbeat = { intervalMs: 100, timeoutMs: 6000 };
     await proxy.close();
     await listener.close();
     listener = await listenRemote({ heartbeat, logger: tap }, (connection) => void serveEcho(connection));
     proxy = await startFaultProxy(listener.port);
     const client = await connectWebSocket(url(), { heartbeat });
-    proxy.setThroughput('toClient', 256 * 1024);
-    proxy.setThroughput('toTarget', 256 * 1024);
+    proxy.setThroughput('toClient', 128 * 1024);
+    proxy.setThroughput('toTarget', 128 * 1024);
     const payload = 'p'.repeat(1200 * 1024);
     expect(await client.sendRequest('echo', [payload])).to.deep.equal([payload]);
     expect(client.isClosed).to.equal(false);
@@ -103,7 +110,7 @@ describe('WebSocket under network faults (fault proxy)', () => {
     proxy.blackhole();
     const clientError = await rejectionOf<Error>(sleeping);
     expect(clientError).to.be.instanceOf(ConnectionClosedError).and.include({ reason: 'input error', method: 'sleep' });
-    expect(clientError.cause).to.be.instanceOf(HeartbeatTimeoutError).and.include({ timeoutMs: 300, code: 'ACP_WIRE_HEARTBEAT_TIMEOUT' });
+    expect(clientError.cause).to.be.instanceOf(HeartbeatTimeoutError).and.include({ timeoutMs: 2000, code: 'ACP_WIRE_HEARTBEAT_TIMEOUT' });
     const agentError = await rejectionOf<Error>(fromAgent);
     expect(agentError).to.be.instanceOf(ConnectionClosedError);
     expect(agentError.cause).to.be.instanceOf(HeartbeatTimeoutError);

@@ -4,6 +4,7 @@
  */
 import { expect } from 'chai';
 import { once } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { AddressInfo } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
 import { HeartbeatTimeoutError, connectWebSocket, listenRemote, type Connection, type RemoteListener } from '../../lib';
@@ -135,6 +136,35 @@ describe('WebSocket heartbeat', () => {
       expect(await Promise.race([pinged, judged.then(() => 'judged while not reading')])).to.equal('pinged ten times');
       ws.resume();
       await judged;
+    } finally {
+      heartbeat?.stop();
+      peer.terminate();
+      for (const ws of server.clients) ws.terminate();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+  it('leaves at most 30 pings unanswered, so that a peer on ws never ends the connection for too many pending pongs, and pings again once a pong comes', async () => {
+    const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await once(server, 'listening');
+    const accepted = once(server, 'connection') as Promise<[WebSocket, import('node:http').IncomingMessage]>;
+    // This peer answers no ping until told: it counts them.
+    const peer = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/`, { autoPong: false });
+    peer.on('error', () => {});
+    let pings = 0;
+    peer.on('ping', () => pings++);
+    let heartbeat: Heartbeat | undefined;
+    try {
+      const [ws, request] = await accepted;
+      heartbeat = new Heartbeat(ws, request.socket as import('node:net').Socket, { intervalMs: 5, timeoutMs: 60_000 }, () => {
+        throw new Error('no verdict is due within this test');
+      });
+      while (pings < 30) await once(peer, 'ping');
+      // Sixty more intervals: an uncapped heartbeat would have pinged about sixty more times.
+      await delay(300);
+      expect(pings).to.equal(30);
+      peer.pong();
+      await once(peer, 'ping');
+      expect(pings).to.equal(31);
     } finally {
       heartbeat?.stop();
       peer.terminate();

@@ -9,6 +9,14 @@ import type WebSocket from 'ws';
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS, type HeartbeatOptions } from '../remote-connection';
 
 /**
+ * The most pings left unanswered before the heartbeat stops pinging until a pong comes: a peer
+ * on `ws` answers every ping it receives and, with its default `maxPendingAutoPongs` of 60, ends
+ * the connection when more than that many answers wait to be written (pings that queued behind a
+ * large message on a slow link all arrive at once, while its own socket is busy sending).
+ */
+const MAX_UNANSWERED_PINGS = 30;
+
+/**
  * Pings every `intervalMs`; after a ping, a peer that sends nothing for `timeoutMs` is declared
  * gone (`onTimeout`). A vanished peer is therefore detected within `intervalMs + timeoutMs`, also
  * while this side keeps sending. With a timeout longer than the interval, the pings sent while a
@@ -22,7 +30,8 @@ import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS, type Heart
  * pings every interval). No verdict is given while this side is not reading (its socket paused by
  * its own reader's backpressure: the peer's answer may be waiting unread), and the verdict waits
  * until what arrived during a stall of this process (a long synchronous task, a GC pause) has been
- * read. Timers are unref'd: they never keep a process alive on their own.
+ * read. At most 30 pings wait for their pong at a time, so that a peer on `ws` never takes them for
+ * a flood. Timers are unref'd: they never keep a process alive on their own.
  *
  * @internal
  */
@@ -36,6 +45,8 @@ export class Heartbeat {
   #deadline: NodeJS.Timeout | undefined;
   /** Whether the peer sent a byte since the ping being judged. */
   #isAlive = true;
+  /** Pings sent since the last pong. */
+  #unanswered = 0;
 
   constructor(ws: WebSocket, socket: Socket, options: HeartbeatOptions, onTimeout: (timeoutMs: number) => void) {
     this.#ws = ws;
@@ -44,6 +55,7 @@ export class Heartbeat {
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS;
     this.#onTimeout = onTimeout;
     socket.on('data', this.#onAlive);
+    ws.on('pong', this.#onPong);
     this.#interval = setInterval(this.#ping, this.#intervalMs).unref();
   }
 
@@ -53,15 +65,23 @@ export class Heartbeat {
     clearTimeout(this.#deadline);
     this.#interval = this.#deadline = undefined;
     this.#socket.removeListener('data', this.#onAlive);
+    this.#ws.removeListener('pong', this.#onPong);
   }
 
   readonly #onAlive = (): void => {
     this.#isAlive = true;
   };
 
+  readonly #onPong = (): void => {
+    this.#unanswered = 0;
+  };
+
   readonly #ping = (): void => {
     if (this.#ws.readyState !== this.#ws.OPEN) return;
-    this.#ws.ping();
+    if (this.#unanswered < MAX_UNANSWERED_PINGS) {
+      this.#unanswered++;
+      this.#ws.ping();
+    }
     // A verdict on an earlier ping is pending (a timeout longer than the interval): this ping only
     // lets a peer whose own pings wait behind a large message hear from us every interval.
     if (this.#deadline !== undefined) return;
