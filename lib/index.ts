@@ -85,7 +85,7 @@ export type {
   StoredSession,
 } from './acp/session-store';
 export { AgentTurn } from './acp/agent-turn';
-export type { AgentFactory, AgentFactoryInfo, HostedAgent } from './acp/agent-factory';
+export type { AgentFactory, AgentFactoryInfo, HostedAgent } from './hosting/agent-factory';
 export { innermostMessage, successorTarget, unwrapSuccessor, wrapSuccessor } from './chain/successor';
 export type { MessageTarget, SuccessorEnvelope } from './chain/successor';
 export { isCancelNotification, sendProxiedMessageTo } from './chain/forwarding';
