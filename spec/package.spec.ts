@@ -7,6 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { entryPoints, exportedNames } from './helpers/entry-points';
 import { ROOT, useBuild } from './helpers/processes';
 
 interface PackedFile {
@@ -148,5 +149,56 @@ describe('the package', function () {
       execFileSync('npm', ['run', 'clean', '--silent'], { cwd: project });
       expect(existsSync(join(project, 'dist'))).to.equal(false);
     });
+  });
+});
+
+/** The entry points whose names the root re-exports: the light entries of what most programs use. */
+const IN_ROOT = ['acp-wire/connection', 'acp-wire/acp', 'acp-wire/chain', 'acp-wire/transports'];
+
+describe('the public surface', function () {
+  this.timeout(60000);
+  const committed = JSON.parse(readFileSync(join(ROOT, 'spec', 'fixtures', 'public-names.json'), 'utf8')) as Record<string, string[]>;
+  let names: Record<string, string[]>;
+  before(() => {
+    names = exportedNames(ROOT, entryPoints(ROOT));
+  });
+
+  it('each entry point exports exactly the names spec/fixtures/public-names.json lists for it', () => {
+    expect(names).to.deep.equal(committed);
+  });
+
+  it('exports each name from one subpath at most', () => {
+    const owners = new Map<string, string[]>();
+    for (const [entry, list] of Object.entries(names)) {
+      if (entry === 'acp-wire') continue;
+      for (const name of list) owners.set(name, [...(owners.get(name) ?? []), entry]);
+    }
+    expect([...owners].filter(([, entries]) => entries.length > 1)).to.deep.equal([]);
+  });
+
+  it('the root re-exports the four light entries whole and no name of another subpath', () => {
+    const root = new Set(names['acp-wire']);
+    for (const entry of IN_ROOT)
+      expect(
+        names[entry]!.filter((name) => !root.has(name)),
+        entry,
+      ).to.deep.equal([]);
+    const elsewhere = Object.entries(names).filter(([entry]) => entry !== 'acp-wire' && !IN_ROOT.includes(entry));
+    expect(elsewhere.flatMap(([entry, list]) => list.filter((name) => root.has(name)).map((name) => `${entry}: ${name}`))).to.deep.equal(
+      [],
+    );
+  });
+
+  it('builds the API reference and the type paths from every entry point', () => {
+    const typedoc = JSON.parse(readFileSync(join(ROOT, 'typedoc.json'), 'utf8')) as { entryPoints: string[] };
+    const sources = entryPoints(ROOT)
+      .map((entry) => entry.source)
+      .filter((source) => source.startsWith('lib/'));
+    expect([...typedoc.entryPoints].sort()).to.deep.equal([...sources].sort());
+    const typesVersions = (manifest as unknown as { typesVersions: Record<string, Record<string, string[]>> }).typesVersions['*']!;
+    const subpaths = entryPoints(ROOT)
+      .filter((entry) => entry.specifier !== 'acp-wire')
+      .map((entry) => entry.specifier.slice('acp-wire/'.length));
+    expect(Object.keys(typesVersions).sort()).to.deep.equal(subpaths.sort());
   });
 });
