@@ -114,6 +114,26 @@ describe('the package', function () {
       );
     });
 
+    it('loads every entry point of its exports map by require and by import, with the same names', () => {
+      const specifiers = entryPoints(ROOT).map((entry) => entry.specifier);
+      const required = JSON.parse(
+        runInConsumer([
+          '-e',
+          `process.stdout.write(JSON.stringify(${JSON.stringify(specifiers)}.map((s) => Object.keys(require(s)).sort())))`,
+        ]),
+      ) as string[][];
+      const imported = JSON.parse(
+        runInConsumer([
+          '--input-type=module',
+          '-e',
+          `const all = await Promise.all(${JSON.stringify(specifiers)}.map((s) => import(s)));
+           process.stdout.write(JSON.stringify(all.map((m) => Object.keys(m).filter((k) => !['default', 'module.exports', '__esModule'].includes(k)).sort())));`,
+        ]),
+      ) as string[][];
+      expect(imported).to.deep.equal(required);
+      for (const [index, names] of required.entries()) expect(names, specifiers[index]).to.not.have.length(0);
+    });
+
     it('ships type declarations for both entry points', () => {
       expect(existsSync(join(project, 'node_modules', 'acp-wire', 'dist', 'lib', 'index.d.ts'))).to.equal(true);
       expect(existsSync(join(project, 'node_modules', 'acp-wire', 'dist', 'examples', 'conformance-agent.d.ts'))).to.equal(true);
