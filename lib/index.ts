@@ -9,6 +9,7 @@
  * `acp-wire/server`).
  *
  * @packageDocumentation
+ * @module acp-wire
  */
 // The connection layer and everything below it, loaded with the root.
 export * from './connection/index';
