@@ -11,7 +11,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { connectStdio, createStderrLogger, defaultLogger, listenTcp, type AcpAgent, type AgentFactory, type Connection } from '../lib';
+import { connectStdio, createStderrLogger, defaultLogger, listenTcp, type AcpAgent, type Connection } from '../lib';
+import type { AgentFactory } from '../lib/hosting';
 import { CONFORMANCE_AGENT_NAME, serveConformanceAgent as serve, type ConformanceAgentOptions as ServeOptions } from './conformance/agent';
 
 export { CONFORMANCE_AGENT_NAME };

@@ -6,7 +6,8 @@
  * @packageDocumentation
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AcpAgent, connectStdio, type AgentFactory, type Connection } from '../lib';
+import { AcpAgent, connectStdio, type Connection } from '../lib';
+import type { AgentFactory } from '../lib/hosting';
 
 /**
  * One echo agent over `connection`. Its state (how many turns it ran) is its own: the clients of

@@ -6,15 +6,8 @@
  *
  * @packageDocumentation
  */
-import {
-  AcpAgent,
-  McpCaller,
-  connectStdio,
-  isMcpServerDeclaration,
-  type AgentTurn,
-  type JsonObject,
-  type McpServerDeclaration,
-} from '../lib';
+import { AcpAgent, connectStdio, type AgentTurn, type JsonObject } from '../lib';
+import { McpCaller, isMcpServerDeclaration, type McpServerDeclaration } from '../lib/mcp';
 
 const connection = connectStdio({ name: 'tool-agent' });
 const mcp = new McpCaller(connection, { clientInfo: { name: 'tool-agent', version: '1.0.0' } });

@@ -14,7 +14,8 @@
  */
 import { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod';
-import { McpProvider, ProxyComponent, connectStdio, createStderrLogger, defaultLogger, mcpServerHandler, type JsonObject } from '../lib';
+import { McpProvider, mcpServerHandler } from '../lib/mcp';
+import { ProxyComponent, connectStdio, createStderrLogger, defaultLogger, type JsonObject } from '../lib';
 
 const NAME = 'tool-proxy';
 const logger = process.env.ACP_WIRE_LOG ? defaultLogger(NAME) : createStderrLogger({ name: NAME, level: 'warn' });

@@ -10,18 +10,49 @@
  * getter first reads from it. The getters keep the shape Node's CommonJS export detection reads,
  * so `import { X } from 'acp-wire'` from an ES module still sees every name (an ES module's
  * import reads every export, so it loads every module: ES modules use the subpath entries).
- * One line is replaced by one line, so the source map still holds. Fails on any line it does not
- * recognise, so a change in what `tsc` emits cannot pass unnoticed.
+ * The root takes the names of the subpath entries above the connection layer with
+ * `export * from './acp/index'`, which `tsc` compiles to one `__exportStar(require(...))` line
+ * that would load the whole entry: that line becomes, on one line, the entry's own `require`
+ * lines made lazy and its getters, read from the entry's compiled index. One line is replaced by
+ * one line, so the source map still holds. Fails on any line it does not recognise, so a change in
+ * what `tsc` emits cannot pass unnoticed.
  *
  * @packageDocumentation
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 
 /** The folders `Connection` itself needs: loaded eagerly, as before. */
 const EAGER_FOLDERS = ['jsonrpc', 'framing', 'support', 'connection', 'requests', 'gc'];
 
 const HELPER = 'function lazyModule(load) { let loaded; return new Proxy({}, { get: (_, key) => (loaded ??= load())[key] }); }';
+
+const DIST = join(__dirname, '..', 'dist', 'lib');
+
+/**
+ * The compiled subpath entry `./<entry>/index` (an `export { X } from './m'` list, which is all a
+ * subpath index holds) as one line of lazy modules and getters, its paths made relative to the root.
+ */
+function lazyEntry(entry: string): string {
+  const prefix = entry.replace(/\W/g, '_');
+  const out: string[] = [];
+  for (const line of readFileSync(join(DIST, entry, 'index.js'), 'utf8').split('\n')) {
+    const module = /^var (\w+) = require\("(\.\.?\/[\w/.-]+)"\);$/.exec(line);
+    const getter =
+      /^Object\.defineProperty\(exports, "(\w+)", \{ enumerable: true, get: function \(\) \{ return (\w+)\.(\w+); \} \}\);$/.exec(line);
+    if (module) {
+      const path = `./${posix.join(entry, module[2]!)}`;
+      out.push(`var ${prefix}__${module[1]} = lazyModule(() => require("${path}"));`);
+    } else if (getter) {
+      out.push(
+        `Object.defineProperty(exports, "${getter[1]}", { enumerable: true, get: function () { return ${prefix}__${getter[2]}.${getter[3]}; } });`,
+      );
+    } else if (line.includes('require(') || line.includes('__exportStar')) {
+      throw new Error(`lazy-root-index: unexpected line in the compiled ${entry}/index.js: ${line}`);
+    }
+  }
+  return out.join(' ');
+}
 
 function rewrite(text: string): string {
   const lines = text.split('\n');
@@ -35,8 +66,12 @@ function rewrite(text: string): string {
       return `var ${name} = lazyModule(() => require("./${folder}/${rest}"));`;
     }
     // `export * from './connection/index'`: the eager layers, as one re-export.
-    const star = /^__exportStar\(require\("\.\/([\w-]+)\/index"\), exports\);$/.exec(line);
+    const star = /^__exportStar\(require\("\.\/([\w/-]+)\/index"\), exports\);$/.exec(line);
     if (star && EAGER_FOLDERS.includes(star[1]!)) return line;
+    if (star) {
+      replaced++;
+      return lazyEntry(star[1]!);
+    }
     if (line.includes('require(')) throw new Error(`lazy-root-index: unexpected line in the compiled index: ${line}`);
     return line;
   });
@@ -48,5 +83,5 @@ function rewrite(text: string): string {
   return out.join('\n');
 }
 
-const file = join(__dirname, '..', 'dist', 'lib', 'index.js');
+const file = join(DIST, 'index.js');
 writeFileSync(file, rewrite(readFileSync(file, 'utf8')));

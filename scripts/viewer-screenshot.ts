@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_FLAGS } from '../spec/helpers/chromium';
-import { Conductor, createConnectionPair, serveTraceViewer, type JsonObject, type TraceEvent } from '../lib';
+import { Conductor, createConnectionPair, type JsonObject } from '../lib';
+import { serveTraceViewer, type TraceEvent } from '../lib/trace';
 
 const ROOT = resolve(__dirname, '..');
 const PEER = (name: string): string => `node ${join(ROOT, 'dist', 'examples', name)}`;

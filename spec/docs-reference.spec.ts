@@ -2,6 +2,11 @@ import { expect } from 'chai';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import * as api from '../lib';
+import * as check from '../lib/check';
+import * as server from '../lib/hosting';
+import * as mcp from '../lib/mcp';
+import * as mcpBridge from '../lib/mcp-bridge';
+import * as trace from '../lib/trace';
 
 const ROOT = join(__dirname, '..');
 const read = (file: string): string => readFileSync(join(ROOT, file), 'utf8');
@@ -38,11 +43,11 @@ describe('README quick start', () => {
 describe('docs/errors.md', () => {
   const errorsPage = read('docs/errors.md');
 
-  it('has a row for every error class the package exports', () => {
-    const classes = Object.entries(api)
+  it('has a row for every error class the package exports, from any entry point', () => {
+    const classes = Object.entries({ ...api, ...check, ...server, ...mcp, ...mcpBridge, ...trace })
       .filter(([, value]) => typeof value === 'function' && value.prototype instanceof Error)
       .map(([name]) => name);
-    expect(classes).to.include.members(['RpcError', 'ConnectionClosedError']);
+    expect(classes).to.include.members(['RpcError', 'ConnectionClosedError', 'McpProtocolError', 'AgentUnusableError']);
     const missing = classes.filter((name) => name !== 'RpcError' && !errorsPage.includes(`| \`${name}\` |`));
     expect(missing).to.deep.equal([]);
   });

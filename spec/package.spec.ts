@@ -7,6 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { entryPoints, exportedNames } from './helpers/entry-points';
 import { ROOT, useBuild } from './helpers/processes';
 
 interface PackedFile {
@@ -113,6 +114,26 @@ describe('the package', function () {
       );
     });
 
+    it('loads every entry point of its exports map by require and by import, with the same names', () => {
+      const specifiers = entryPoints(ROOT).map((entry) => entry.specifier);
+      const required = JSON.parse(
+        runInConsumer([
+          '-e',
+          `process.stdout.write(JSON.stringify(${JSON.stringify(specifiers)}.map((s) => Object.keys(require(s)).sort())))`,
+        ]),
+      ) as string[][];
+      const imported = JSON.parse(
+        runInConsumer([
+          '--input-type=module',
+          '-e',
+          `const all = await Promise.all(${JSON.stringify(specifiers)}.map((s) => import(s)));
+           process.stdout.write(JSON.stringify(all.map((m) => Object.keys(m).filter((k) => !['default', 'module.exports', '__esModule'].includes(k)).sort())));`,
+        ]),
+      ) as string[][];
+      expect(imported).to.deep.equal(required);
+      for (const [index, names] of required.entries()) expect(names, specifiers[index]).to.not.have.length(0);
+    });
+
     it('ships type declarations for both entry points', () => {
       expect(existsSync(join(project, 'node_modules', 'acp-wire', 'dist', 'lib', 'index.d.ts'))).to.equal(true);
       expect(existsSync(join(project, 'node_modules', 'acp-wire', 'dist', 'examples', 'conformance-agent.d.ts'))).to.equal(true);
@@ -148,5 +169,56 @@ describe('the package', function () {
       execFileSync('npm', ['run', 'clean', '--silent'], { cwd: project });
       expect(existsSync(join(project, 'dist'))).to.equal(false);
     });
+  });
+});
+
+/** The entry points whose names the root re-exports: the light entries of what most programs use. */
+const IN_ROOT = ['acp-wire/connection', 'acp-wire/acp', 'acp-wire/chain', 'acp-wire/transports'];
+
+describe('the public surface', function () {
+  this.timeout(60000);
+  const committed = JSON.parse(readFileSync(join(ROOT, 'spec', 'fixtures', 'public-names.json'), 'utf8')) as Record<string, string[]>;
+  let names: Record<string, string[]>;
+  before(() => {
+    names = exportedNames(ROOT, entryPoints(ROOT));
+  });
+
+  it('each entry point exports exactly the names spec/fixtures/public-names.json lists for it', () => {
+    expect(names).to.deep.equal(committed);
+  });
+
+  it('exports each name from one subpath at most', () => {
+    const owners = new Map<string, string[]>();
+    for (const [entry, list] of Object.entries(names)) {
+      if (entry === 'acp-wire') continue;
+      for (const name of list) owners.set(name, [...(owners.get(name) ?? []), entry]);
+    }
+    expect([...owners].filter(([, entries]) => entries.length > 1)).to.deep.equal([]);
+  });
+
+  it('the root re-exports the four light entries whole and no name of another subpath', () => {
+    const root = new Set(names['acp-wire']);
+    for (const entry of IN_ROOT)
+      expect(
+        names[entry]!.filter((name) => !root.has(name)),
+        entry,
+      ).to.deep.equal([]);
+    const elsewhere = Object.entries(names).filter(([entry]) => entry !== 'acp-wire' && !IN_ROOT.includes(entry));
+    expect(elsewhere.flatMap(([entry, list]) => list.filter((name) => root.has(name)).map((name) => `${entry}: ${name}`))).to.deep.equal(
+      [],
+    );
+  });
+
+  it('builds the API reference and the type paths from every entry point', () => {
+    const typedoc = JSON.parse(readFileSync(join(ROOT, 'typedoc.json'), 'utf8')) as { entryPoints: string[] };
+    const sources = entryPoints(ROOT)
+      .map((entry) => entry.source)
+      .filter((source) => source.startsWith('lib/'));
+    expect([...typedoc.entryPoints].sort()).to.deep.equal([...sources].sort());
+    const typesVersions = (manifest as unknown as { typesVersions: Record<string, Record<string, string[]>> }).typesVersions['*']!;
+    const subpaths = entryPoints(ROOT)
+      .filter((entry) => entry.specifier !== 'acp-wire')
+      .map((entry) => entry.specifier.slice('acp-wire/'.length));
+    expect(Object.keys(typesVersions).sort()).to.deep.equal(subpaths.sort());
   });
 });

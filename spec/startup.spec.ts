@@ -151,6 +151,20 @@ describe('start-up: what requiring acp-wire loads', function () {
     expect(above).to.deep.equal([]);
   });
 
+  it('an ES module importing the root (every export read) loads no check, MCP provider or bridge, or trace file machinery', () => {
+    const script = `import ${JSON.stringify(join(DIST, 'index.js'))}; import { createRequire } from 'node:module';
+      process.stdout.write(JSON.stringify(Object.keys(createRequire(import.meta.url).cache)));`;
+    const result = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, encoding: 'utf8' });
+    const loaded = (JSON.parse(result.stdout) as string[]).map((file) => relative(ROOT, file));
+    expect(loaded).to.include('dist/lib/transports/remote/http/remote-server.js');
+    const subpathOnly = loaded.filter(
+      (file) =>
+        /^dist\/lib\/(check|mcp-bridge|hosting)\//.test(file) ||
+        (/^dist\/lib\/(mcp|trace)\//.test(file) && isHeavy(file) && file !== 'dist/lib/mcp/protocol.js'),
+    );
+    expect(subpathOnly).to.deep.equal([]);
+  });
+
   it('the root index exports every name lib/index.ts declares, each one defined', () => {
     const names = inChild<Record<string, string>>(
       `const api = require(${JSON.stringify(DIST)}); const types = {};

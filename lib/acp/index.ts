@@ -86,4 +86,3 @@ export type {
   StoredSession,
 } from './session-store';
 export { AgentTurn } from './agent-turn';
-export type { AgentFactory, AgentFactoryInfo, HostedAgent } from './agent-factory';

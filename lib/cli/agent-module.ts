@@ -7,8 +7,8 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { AgentFactory, HostedAgentFailure } from '../acp/agent-factory';
-import { AgentHost } from '../acp/agent-host';
+import type { AgentFactory, HostedAgentFailure } from '../hosting/agent-factory';
+import { AgentHost } from '../hosting/agent-host';
 import type { Logger } from '../support/logger';
 import { DEFAULT_MAX_PAYLOAD } from '../transports/remote/limits';
 import { UsageError } from './arguments';

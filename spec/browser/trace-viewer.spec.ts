@@ -7,7 +7,8 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Page } from 'playwright-core';
-import { RpcError, TraceStore, serveTraceViewer, type JsonObject, type TraceViewer } from '../../lib';
+import { RpcError, type JsonObject } from '../../lib';
+import { TraceStore, serveTraceViewer, type TraceViewer } from '../../lib/trace';
 import { AGENT_COMMAND, CLIENT_INIT, PASSTHROUGH_COMMAND, ROOT, ensureBuilt, startTracedChain, tempDir } from '../trace/helpers';
 import { CHROMIUM, openBrowser, type Browser } from '../helpers/chromium';
 

@@ -5,21 +5,9 @@
  */
 import { request, type IncomingHttpHeaders } from 'node:http';
 import { join } from 'node:path';
-import {
-  Conductor,
-  McpBridge,
-  McpProvider,
-  ProxyComponent,
-  RpcError,
-  createConnectionPair,
-  type Connection,
-  type JsonObject,
-  type McpBridgeOptions,
-  type McpOutcome,
-  type McpRequestHandler,
-  type McpRequestContext,
-  type McpServerRegistration,
-} from '../../lib';
+import { Conductor, ProxyComponent, RpcError, createConnectionPair, type Connection, type JsonObject } from '../../lib';
+import { McpBridge, type McpBridgeOptions } from '../../lib/mcp-bridge';
+import { McpProvider, type McpOutcome, type McpRequestHandler, type McpRequestContext, type McpServerRegistration } from '../../lib/mcp';
 import { sseEventData } from '../../lib/transports/remote/http/sse';
 import { tappedPair, type TappedPair } from './peers';
 import { ROOT } from './processes';

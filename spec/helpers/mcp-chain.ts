@@ -3,7 +3,8 @@
  * ⇄ the SDK's agent, with the lines of every hop readable.
  */
 import * as acp from '@agentclientprotocol/sdk/unstable';
-import { Conductor, McpProvider, ProxyComponent } from '../../lib';
+import { Conductor, ProxyComponent } from '../../lib';
+import { McpProvider } from '../../lib/mcp';
 import type { LineReader } from './lines';
 import { sdkHop, type SdkHop } from './mcp-sdk';
 import { tappedPair, type TappedPair } from './peers';

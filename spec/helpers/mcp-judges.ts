@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { mcpServerHandler, type McpServerHandler } from '../../lib';
+import { mcpServerHandler, type McpServerHandler } from '../../lib/mcp';
 import { type BearerForwarder, startBearerForwarder } from './bearer-forwarder';
 import { type BridgeChain, httpDeclarationOf, startBridgeChain } from './mcp-bridge';
 import { REAL_PEERS, REAL_PEERS_PACKAGE } from './real-peers';

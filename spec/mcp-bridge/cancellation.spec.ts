@@ -4,7 +4,7 @@
  * the provider's handler sees its signal abort; the logical requestId is the same on every hop.
  */
 import { expect } from 'chai';
-import type { McpRequestContext } from '../../lib';
+import type { McpRequestContext } from '../../lib/mcp';
 import { deferred } from '../helpers/async';
 import type { WireMessage } from '../helpers/messages';
 import { type BridgeChain, httpDeclarationOf, httpPost, startBridgeChain } from '../helpers/mcp-bridge';

@@ -9,7 +9,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { Connection, McpProvider, REDACTED, connectTcp } from '../../lib';
+import { Connection, connectTcp } from '../../lib';
+import { McpProvider } from '../../lib/mcp';
+import { REDACTED } from '../../lib/trace';
 import { httpPost } from '../helpers/mcp-bridge';
 import { CLI, ROOT, fixtureArgs, useBuild } from '../helpers/processes';
 

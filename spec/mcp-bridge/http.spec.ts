@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { MCP_PROTOCOL_VERSION } from '../../lib';
+import { MCP_PROTOCOL_VERSION } from '../../lib/mcp';
 import { type BridgeChain, httpDeclarationOf, httpPost, sseMessages, startBridgeChain } from '../helpers/mcp-bridge';
 import { useBuild } from '../helpers/processes';
 

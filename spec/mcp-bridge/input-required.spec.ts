@@ -5,7 +5,7 @@
  * stateless request that gets the result as it is.
  */
 import { expect } from 'chai';
-import { MCP_PROTOCOL_VERSION, type McpOutcome, type McpRequestContext } from '../../lib';
+import { MCP_PROTOCOL_VERSION, type McpOutcome, type McpRequestContext } from '../../lib/mcp';
 import { type BridgeChain, httpDeclarationOf, httpPost, openPost, startBridgeChain } from '../helpers/mcp-bridge';
 import { useBuild } from '../helpers/processes';
 

@@ -13,7 +13,7 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'chai';
-import { MCP_PROTOCOL_VERSION, mcpServerHandler, type McpServerHandler } from '../../lib';
+import { MCP_PROTOCOL_VERSION, mcpServerHandler, type McpServerHandler } from '../../lib/mcp';
 import { rejectionOf } from '../helpers/async';
 import { type BridgeChain, httpDeclarationOf, openPost, startBridgeChain } from '../helpers/mcp-bridge';
 import { useBuild } from '../helpers/processes';

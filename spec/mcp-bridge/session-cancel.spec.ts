@@ -4,7 +4,7 @@
  * requests in flight, and only that session's, whether or not the agent cancels them itself.
  */
 import { expect } from 'chai';
-import type { McpRequestContext } from '../../lib';
+import type { McpRequestContext } from '../../lib/mcp';
 import type { WireMessage } from '../helpers/messages';
 import { type BridgeChain, type HttpAnswer, REFUSED_CWD, callStarted, httpPost, startBridgeChain } from '../helpers/mcp-bridge';
 import { useBuild } from '../helpers/processes';

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { expect } from 'chai';
-import { mcpServerHandler, type McpRequestContext } from '../../lib';
+import { mcpServerHandler, type McpRequestContext } from '../../lib/mcp';
 import { LineReader, writeLines } from '../helpers/lines';
 import { type BridgeChain, RELAY_COMMAND, startBridgeChain } from '../helpers/mcp-bridge';
 import { useBuild } from '../helpers/processes';

@@ -3,16 +3,8 @@
  * server dies mid-call, a tool never answers, and a thousand calls at once through two proxies.
  */
 import { expect } from 'chai';
-import {
-  Conductor,
-  type Connection,
-  ConnectionClosedError,
-  McpCaller,
-  McpProvider,
-  ProxyComponent,
-  RpcError,
-  type McpRequestHandler,
-} from '../../lib';
+import { Conductor, type Connection, ConnectionClosedError, ProxyComponent, RpcError } from '../../lib';
+import { McpCaller, McpProvider, type McpRequestHandler } from '../../lib/mcp';
 import { deferred, rejectionOf } from '../helpers/async';
 import { tappedPair, type TappedPair } from '../helpers/peers';
 

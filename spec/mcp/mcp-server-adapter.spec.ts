@@ -7,7 +7,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import * as z from 'zod';
-import { McpCaller, McpProvider, mcpServerHandler, type McpNotification, type McpServerHandler } from '../../lib';
+import { McpCaller, McpProvider, mcpServerHandler, type McpNotification, type McpServerHandler } from '../../lib/mcp';
 import { deferred, rejectionOf } from '../helpers/async';
 import { collectGarbage } from '../helpers/events';
 import { tappedPair, type TappedPair } from '../helpers/peers';
@@ -198,12 +198,12 @@ describe('mcpServerHandler (tools written with the MCP server library)', () => {
     }
   });
 
-  it("loading acp-wire does not load the MCP server library (it is required on mcpServerHandler's first call)", () => {
+  it("loading acp-wire/mcp does not load the MCP server library (it is required on mcpServerHandler's first call)", () => {
     const script = [
-      "require('./lib');",
+      "require('./lib/mcp');",
       "const loaded = () => Object.keys(require.cache).some((file) => file.includes('@modelcontextprotocol'));",
       'const before = loaded();',
-      "require('./lib').mcpServerHandler(() => { throw new Error('unused'); });",
+      "require('./lib/mcp').mcpServerHandler(() => { throw new Error('unused'); });",
       'process.stdout.write(JSON.stringify({ before, after: loaded() }));',
     ].join('\n');
     const output = execFileSync(process.execPath, ['-r', 'ts-node/register/transpile-only', '-e', script], { cwd: ROOT, encoding: 'utf8' });

@@ -10,10 +10,10 @@ import {
   McpProtocolError,
   McpProvider,
   McpServerIdTakenError,
-  RpcError,
   type McpNotification,
   type McpRequestContext,
-} from '../../lib';
+} from '../../lib/mcp';
+import { RpcError } from '../../lib';
 import { rejectionOf, deferred } from '../helpers/async';
 import { tappedPair, type TappedPair } from '../helpers/peers';
 

@@ -11,7 +11,7 @@ import { McpOverAcpHttpBridge, type McpServerHttpDeclaration } from '@agentclien
 import { McpServer } from '@modelcontextprotocol/server';
 import { expect } from 'chai';
 import * as z from 'zod';
-import { McpProvider, mcpServerHandler, type McpServerHandler } from '../../lib';
+import { McpProvider, mcpServerHandler, type McpServerHandler } from '../../lib/mcp';
 import { type Deferred, deferred } from '../helpers/async';
 import type { LineReader } from '../helpers/lines';
 import { mcpChain, type McpChain } from '../helpers/mcp-chain';

@@ -5,7 +5,8 @@
  * interface), where a missing refusal would end in a failed listen, never in an exposed server.
  */
 import { expect } from 'chai';
-import { isLoopbackHost, listenConductor, listenRemote, listenRemoteStreams } from '../../lib';
+import { isLoopbackHost } from '../../lib/hosting';
+import { listenConductor, listenRemote, listenRemoteStreams } from '../../lib';
 import { UsageError } from '../../lib/cli/arguments';
 import { parseServeArgs } from '../../lib/cli/serve';
 import { checkExposure } from '../../lib/transports/remote/limits';

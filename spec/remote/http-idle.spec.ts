@@ -6,7 +6,8 @@
 import { expect } from 'chai';
 import { once } from 'node:events';
 import { request as httpRequest, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { connectHttp, listenRemote, type Connection, type PooledClient, type RemoteListener, type RemoteServerOptions } from '../../lib';
+import { connectHttp, listenRemote, type Connection, type RemoteListener, type RemoteServerOptions } from '../../lib';
+import type { PooledClient } from '../../lib/hosting';
 import { rejectionOf } from '../helpers/async';
 import { closeOf, expectTcpHandles, tcpHandles } from './remote-helpers';
 

@@ -4,7 +4,8 @@
  */
 import { expect } from 'chai';
 import WebSocket from 'ws';
-import { HttpStatusError, ServerGoingAwayError, connectWebSocket, type ClientRefusedError } from '../../lib';
+import { HttpStatusError, ServerGoingAwayError, connectWebSocket } from '../../lib';
+import type { ClientRefusedError } from '../../lib/hosting';
 import { rejectionOf } from '../helpers/async';
 import { closeOf } from './remote-helpers';
 import { FAST_HEARTBEAT, connectResuming, recordTurns, useResumeBenches, type ResumeBench } from './resume-helpers';

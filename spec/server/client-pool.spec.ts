@@ -6,9 +6,8 @@ import { expect } from 'chai';
 import { EventEmitter, once } from 'node:events';
 import { createConnection, type Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+import { ClientPool, ClientRefusedError, type PooledChain, type PooledClient } from '../../lib/hosting';
 import {
-  ClientPool,
-  ClientRefusedError,
   connectHttp,
   connectTcp,
   connectWebSocket,
@@ -17,8 +16,6 @@ import {
   listenRemote,
   listenTcp,
   type Connection,
-  type PooledChain,
-  type PooledClient,
 } from '../../lib';
 import { rejectionOf } from '../helpers/async';
 import { AGENT_COMMAND } from '../helpers/chain';

@@ -3,7 +3,8 @@
  * (LineWorkTracker for relayed lines, a Connection's own requests for listenRemote) up to a deadline.
  */
 import { expect } from 'chai';
-import { ClientPool, LineWorkTracker, RpcError, connectWebSocket, listenRemote, type Connection, type RemoteListener } from '../../lib';
+import { ClientPool, LineWorkTracker } from '../../lib/hosting';
+import { RpcError, connectWebSocket, listenRemote, type Connection, type RemoteListener } from '../../lib';
 import { rejectionOf } from '../helpers/async';
 
 /** Resolves once `connection` has closed. */

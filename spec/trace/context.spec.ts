@@ -14,8 +14,8 @@ import {
   traceContextOf,
   withChildSpan,
   withTraceContext,
-  type JsonObject,
-} from '../../lib';
+} from '../../lib/trace';
+import type { JsonObject } from '../../lib';
 import { AGENT_COMMAND, CLIENT_INIT, PASSTHROUGH_COMMAND, useTracedChains } from './helpers';
 
 const VALID = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { TraceFileWriter, TraceStore, parseTraceText, type TraceEvent } from '../../lib';
+import { TraceFileWriter, TraceStore, parseTraceText, type TraceEvent } from '../../lib/trace';
 import { tempDir } from './helpers';
 
 function note(ts: number, params: unknown = null): TraceEvent {

@@ -7,15 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Ajv2020 from 'ajv/dist/2020';
-import {
-  Conductor,
-  TRACE_EVENT_SCHEMA,
-  createConnectionPair,
-  type ComponentSource,
-  type Connection,
-  type ConductorOptions,
-  type TraceEvent,
-} from '../../lib';
+import { Conductor, createConnectionPair, type ComponentSource, type Connection, type ConductorOptions } from '../../lib';
+import { TRACE_EVENT_SCHEMA, type TraceEvent } from '../../lib/trace';
 import { CONFORMANCE_AGENT, PASSTHROUGH_PROXY, ensureBuilt } from '../helpers/processes';
 
 export { CLIENT_INIT } from '../helpers/conformance-agent';

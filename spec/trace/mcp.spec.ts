@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import { join } from 'node:path';
-import type { TraceEvent } from '../../lib';
+import type { TraceEvent } from '../../lib/trace';
 import { CLIENT_INIT, ROOT, ensureBuilt, schemaErrors, startTracedChain } from './helpers';
 
 const TOOL_PROXY = `node ${join(ROOT, 'dist', 'examples', 'tool-proxy.js')}`;

@@ -8,19 +8,8 @@ import { trace } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { expect } from 'chai';
 import { serveConformanceAgent } from '../../examples/conformance-agent';
-import {
-  ProxyComponent,
-  RpcError,
-  createConnectionPair,
-  formatTraceparent,
-  newSpanId,
-  newTraceId,
-  parseTraceparent,
-  withTraceContext,
-  type ComponentSource,
-  type JsonObject,
-  type Logger,
-} from '../../lib';
+import { ProxyComponent, RpcError, createConnectionPair, type ComponentSource, type JsonObject, type Logger } from '../../lib';
+import { formatTraceparent, newSpanId, newTraceId, parseTraceparent, withTraceContext } from '../../lib/trace';
 import { CLIENT_INIT, startTracedChain, type TracedChain } from './helpers';
 
 /**

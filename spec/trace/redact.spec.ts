@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { REDACTED, readTraceFile, redactCredentials } from '../../lib';
+import { REDACTED, readTraceFile, redactCredentials } from '../../lib/trace';
 import { AGENT_COMMAND, CLIENT_INIT, PASSTHROUGH_COMMAND, useTracedChains } from './helpers';
 
 const SECRET_SERVER = {

@@ -5,7 +5,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { RpcError, readTraceFile, type JsonObject } from '../../lib';
+import { RpcError, type JsonObject } from '../../lib';
+import { readTraceFile } from '../../lib/trace';
 import { AGENT_COMMAND, CLIENT_INIT, PASSTHROUGH_COMMAND, schemaErrors, startTracedChain, withoutTs, useTracedChains } from './helpers';
 
 const CHAIN = [PASSTHROUGH_COMMAND, PASSTHROUGH_COMMAND, AGENT_COMMAND];

@@ -173,7 +173,7 @@ const CLOSE_GRACE_MS = 2000;
  * HTTP connection with no event stream open and no POST in progress for `httpIdleTimeoutMs`
  * (default one minute) was abandoned: it is closed with `'idle'` on `listener.pool`, its stream
  * ended as on a `DELETE` and destroyed if it has not closed two seconds later. `onStream` may
- * return a {@link WorkProbe} of the client's requests in flight (e.g. a {@link LineWorkTracker}
+ * return a {@link WorkProbe} of the client's requests in flight (e.g. a `LineWorkTracker` from `acp-wire/server`
  * fed the lines both ways), which {@link RemoteListener.drain} waits for.
  * @throws TypeError or RangeError for an invalid option; Node's TLS error when `tls` holds no
  * valid certificate and key pair

@@ -3,8 +3,8 @@
  * and what happens to their disposal.
  */
 import { expect } from 'chai';
-import type { AgentFactory, HostedAgentFailure } from '../../lib/acp/agent-factory';
-import { AgentHost } from '../../lib/acp/agent-host';
+import type { AgentFactory, HostedAgentFailure } from '../../lib/hosting/agent-factory';
+import { AgentHost } from '../../lib/hosting/agent-host';
 import { AcpAgent, connectWebSocket, listenRemoteStreams, type Connection, type RemoteListener } from '../../lib';
 
 describe('AgentHost', () => {

@@ -50,7 +50,8 @@ export type HostedAgent = object | undefined | void;
  *   callback, a promise nobody awaits), and only that one.
  * @example
  * ```ts
- * import { AcpAgent, type AgentFactory } from 'acp-wire';
+ * import { AcpAgent } from 'acp-wire';
+ * import type { AgentFactory } from 'acp-wire/server';
  *
  * export const createAgent: AgentFactory = (connection) =>
  *   new AcpAgent(connection, { info: { name: 'echo', version: '1.0.0' }, prompt: (turn) => turn.sendText('hi') });
