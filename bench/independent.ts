@@ -19,7 +19,14 @@
  * npm run build && node dist/bench/independent.js                     # every cell, 3 rounds
  * node dist/bench/independent.js --rounds 5 --cells in-process/notify,tcp/seq
  * node dist/bench/independent.js --one acp-wire in-process notify     # one measurement, JSON
+ * node dist/bench/independent.js --ops acp-wire in-process notify 50000  # 50,000 operations, untimed
  * ```
+ *
+ * `--ops` runs a fixed number of operations for instruction counts (after the same warm-up; for
+ * `notify`, that many sent at once): the difference of two counts divided by the difference of
+ * their operations, e.g. `valgrind --tool=cachegrind --cache-sim=no node --single-threaded
+ * --predictable-gc-schedule --hash-seed=42 --random-seed=42 dist/bench/independent.js --ops
+ * acp-wire in-process notify 50000` and the same with 0 (see `bench/ops.ts`).
  *
  * @packageDocumentation
  */
@@ -107,17 +114,50 @@ async function timed(pair: Pair, ops: () => Promise<number>): Promise<Measuremen
   return { perSecond: (count * 1000) / ms, msPerOp: ms / count, cpuMicros: (used.user + used.system + serverUsed) / count };
 }
 
-async function lanes(caller: Caller, width: number): Promise<number> {
-  const deadline = performance.now() + WINDOW_MS;
+/** `width` lanes of echo requests until `ops` were sent (default: for {@link WINDOW_MS}); returns how many. */
+async function lanes(caller: Caller, width: number, ops = Number.POSITIVE_INFINITY): Promise<number> {
+  const deadline = ops === Number.POSITIVE_INFINITY ? performance.now() + WINDOW_MS : Number.POSITIVE_INFINITY;
   let count = 0;
   const lane = async (): Promise<void> => {
-    while (performance.now() < deadline) {
-      await caller.request(ECHO, SMALL);
+    while (count < ops && performance.now() < deadline) {
       count++;
+      await caller.request(ECHO, SMALL);
     }
   };
   await Promise.all(Array.from({ length: width }, lane));
   return count;
+}
+
+/** Sends `count` notifications at once on a new pair, then asks how many arrived. @throws Error if not all did */
+async function notifications(caller: Caller, count: number): Promise<number> {
+  for (let i = 0; i < count; i++) caller.notify(NOTE, SMALL);
+  const received = (await caller.request(COUNT)) as number;
+  if (received !== count) throw new Error(`counted ${received} of ${count} notifications`);
+  return count;
+}
+
+async function warmUp(caller: Caller): Promise<void> {
+  for (let i = 0; i < WARM_UP; i++) await caller.request(ECHO, SMALL);
+}
+
+const bigParams = (workload: 'bigstr' | 'bigobj'): unknown => (workload === 'bigstr' ? { text: 'x'.repeat(MIB) } : diagnostics(MIB));
+
+/** Runs `ops` operations of `workload` of `impl` over `transport`, untimed (for instruction counts). */
+export async function runOps(impl: ImplName, transport: IndependentTransport, workload: IndependentWorkload, ops: number): Promise<void> {
+  const pair = await openPair(impl, transport);
+  const { caller } = pair;
+  try {
+    if (workload === 'notify') return void (await notifications(caller, ops));
+    if (workload === 'bigstr' || workload === 'bigobj') {
+      const params = bigParams(workload);
+      for (let i = 0; i < ops; i++) await caller.request(ECHO, params);
+      return;
+    }
+    await warmUp(caller);
+    await lanes(caller, workload === 'seq' ? 1 : 100, ops);
+  } finally {
+    pair.close();
+  }
 }
 
 async function bigMedian(pair: Pair, params: unknown): Promise<Measurement> {
@@ -142,19 +182,13 @@ export async function measureOne(impl: ImplName, transport: IndependentTransport
     switch (workload) {
       case 'seq':
       case 'conc100':
-        for (let i = 0; i < WARM_UP; i++) await caller.request(ECHO, SMALL);
+        await warmUp(caller);
         return await timed(pair, () => lanes(caller, workload === 'seq' ? 1 : 100));
       case 'notify':
-        return await timed(pair, async () => {
-          for (let i = 0; i < NOTIFICATIONS; i++) caller.notify(NOTE, SMALL);
-          const received = (await caller.request(COUNT)) as number;
-          if (received !== NOTIFICATIONS) throw new Error(`${impl} counted ${received} of ${NOTIFICATIONS} notifications`);
-          return NOTIFICATIONS;
-        });
+        return await timed(pair, () => notifications(caller, NOTIFICATIONS));
       case 'bigstr':
-        return await bigMedian(pair, { text: 'x'.repeat(MIB) });
       case 'bigobj':
-        return await bigMedian(pair, diagnostics(MIB));
+        return await bigMedian(pair, bigParams(workload));
     }
   } finally {
     pair.close();
@@ -242,7 +276,11 @@ function option(name: string): string | undefined {
 
 if (require.main === module) {
   const one = process.argv.indexOf('--one');
-  if (one !== -1) {
+  const ops = process.argv.indexOf('--ops');
+  if (ops !== -1) {
+    const [impl, transport, workload, count] = process.argv.slice(ops + 1) as [ImplName, IndependentTransport, IndependentWorkload, string];
+    void runOps(impl, transport, workload, Number(count)).then(() => process.exit(0));
+  } else if (one !== -1) {
     const [impl, transport, workload] = process.argv.slice(one + 1) as [ImplName, IndependentTransport, IndependentWorkload];
     void measureOne(impl, transport, workload).then((result) => {
       process.stdout.write(JSON.stringify(result));
