@@ -462,6 +462,37 @@ describe('Connection', () => {
       }
     });
 
+    it("writes a long burst to an in-process stream each time its lines reach the stream's high-water mark, as it is sent", async () => {
+      const writes: string[] = [];
+      const output = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          writes.push(chunk.toString());
+          done();
+        },
+      });
+      const connection = new Connection(new PassThrough(), output);
+      try {
+        const held: number[] = [];
+        for (let n = 0; n < 2000; n++) {
+          connection.sendNotification('note', { n, uri: 'file:///repo/src/index.ts' });
+          held.push(connection.writableLength);
+        }
+        // Written before the sending loop returned, not in one write at the flush.
+        const writtenWhileSending = writes.length;
+        expect(writtenWhileSending).to.be.at.least(5);
+        expect(Math.max(...held)).to.be.lessThan(output.writableHighWaterMark);
+        await macrotasks(1);
+        const lines = writes.join('').trimEnd().split('\n');
+        expect(lines.map((line) => (JSON.parse(line) as { params: { n: number } }).params.n)).to.deep.equal(
+          Array.from({ length: 2000 }, (_, n) => n),
+        );
+        const mark = output.writableHighWaterMark;
+        for (const chunk of writes.slice(0, writtenWhileSending)) expect(chunk.length).to.be.within(mark, mark + 100);
+      } finally {
+        await connection.close();
+      }
+    });
+
     it('writes a message of 64 KiB or more as a chunk of its own, its newline opening the next chunk, in one corked burst', async () => {
       const writes: string[] = [];
       let writevs = 0;

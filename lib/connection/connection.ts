@@ -102,7 +102,8 @@ export interface ConnectionEvents {
  * @remarks
  * Messages are dispatched synchronously in arrival order as each chunk is decoded; request handlers
  * then run concurrently. Outgoing lines are written together in a microtask queued by the first
- * one: a burst of answers costs one `write()`, or two when some come from async handlers.
+ * one: a burst of answers costs one `write()`, or two when some come from async handlers (a burst
+ * longer than the output's high-water mark is written as it grows).
  * Backpressure: while the output cannot take more, the connection keeps reading but holds what it
  * reads, in order, and dispatches it once the output drains; it stops reading only when it holds
  * more than 16 MiB. (Reading on means two peers that flood each other never wait on each other.)
