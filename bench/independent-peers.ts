@@ -17,8 +17,19 @@ export const COUNT = '_bench/count';
 /** Answers the server process's CPU time so far, in µs (user + system). */
 export const CPU = '_bench/cpu';
 
-/** The implementations compared. */
-export type ImplName = 'acp-wire' | 'raw';
+/**
+ * The implementations compared: `acp-wire@DIR` is acp-wire from another build (`DIR/lib`, e.g. a
+ * copy of `dist` made before a change), run the same way.
+ */
+export type ImplName = 'acp-wire' | 'raw' | `acp-wire@${string}`;
+
+type ConnectionClass = typeof Connection;
+
+/** The `Connection` class of `impl`: this build's, or the one of the build it names. */
+function connectionOf(impl: ImplName): ConnectionClass {
+  if (impl === 'acp-wire') return Connection;
+  return (require(`${impl.slice('acp-wire@'.length)}/lib`) as { Connection: ConnectionClass }).Connection;
+}
 
 /** A client of either implementation. */
 export interface Caller {
@@ -31,7 +42,7 @@ function cpuMicros(): number {
   return used.user + used.system;
 }
 
-function acpWireServer(input: Readable, output: Writable): void {
+function acpWireServer(input: Readable, output: Writable, Connection: ConnectionClass): void {
   const server = new Connection(input, output);
   let notes = 0;
   server.onRequest(ECHO, (params) => params);
@@ -42,7 +53,7 @@ function acpWireServer(input: Readable, output: Writable): void {
   server.onRequest(CPU, () => cpuMicros());
 }
 
-function acpWireClient(input: Readable, output: Writable): Caller {
+function acpWireClient(input: Readable, output: Writable, Connection: ConnectionClass): Caller {
   const client = new Connection(input, output);
   return {
     request: (method, params) => client.sendRequest(method, params) as unknown as Promise<unknown>,
@@ -107,12 +118,12 @@ function rawClient(input: Readable, output: Writable): Caller {
 /** Serves the workload's methods with `impl` over `input`/`output`. */
 export function serve(impl: ImplName, input: Readable, output: Writable): void {
   if (impl === 'raw') rawServer(input, output);
-  else acpWireServer(input, output);
+  else acpWireServer(input, output, connectionOf(impl));
 }
 
 /** A client of `impl` over `input`/`output`. */
 export function connectClient(impl: ImplName, input: Readable, output: Writable): Caller {
-  return impl === 'raw' ? rawClient(input, output) : acpWireClient(input, output);
+  return impl === 'raw' ? rawClient(input, output) : acpWireClient(input, output, connectionOf(impl));
 }
 
 // `node dist/bench/independent-peers.js <impl>`: the server of the stdio transport.

@@ -18,6 +18,7 @@
  * ```sh
  * npm run build && node dist/bench/independent.js                     # every cell, 3 rounds
  * node dist/bench/independent.js --rounds 5 --cells in-process/notify,tcp/seq
+ * node dist/bench/independent.js --against /tmp/before/dist             # another build too, same rounds
  * node dist/bench/independent.js --one acp-wire in-process notify     # one measurement, JSON
  * node dist/bench/independent.js --ops acp-wire in-process notify 50000  # 50,000 operations, untimed
  * ```
@@ -33,7 +34,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { COUNT, CPU, ECHO, NOTE, connectClient, serve, type Caller, type ImplName } from './independent-peers';
 
@@ -44,8 +45,6 @@ export type IndependentWorkload = 'seq' | 'conc100' | 'notify' | 'bigstr' | 'big
 
 const TRANSPORTS: readonly IndependentTransport[] = ['in-process', 'tcp', 'stdio'];
 const WORKLOADS: readonly IndependentWorkload[] = ['seq', 'conc100', 'notify', 'bigstr', 'bigobj'];
-const IMPLS: readonly ImplName[] = ['acp-wire', 'raw'];
-
 const SMALL = { textDocument: { uri: 'file:///repo/src/index.ts' }, position: { line: 120, character: 17 } };
 const WARM_UP = 1000;
 const WINDOW_MS = 2000;
@@ -197,11 +196,11 @@ export async function measureOne(impl: ImplName, transport: IndependentTransport
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 
-/** One (transport, workload) cell, both implementations' medians. */
+/** One (transport, workload) cell: every implementation's runs. */
 export interface IndependentCell {
   transport: IndependentTransport;
   workload: IndependentWorkload;
-  runs: Record<ImplName, Measurement[]>;
+  runs: Record<string, Measurement[]>;
 }
 
 /** Parses `transport/workload,…` (default: every cell). @throws RangeError for an unknown cell */
@@ -219,21 +218,27 @@ export function parseCells(text: string | undefined): [IndependentTransport, Ind
 
 /**
  * Runs `cells` for `rounds` rounds, each configuration in a fresh process (`script --one …`), in
- * a new shuffled order per round; `progress` hears of each.
+ * a new shuffled order per round; `progress` hears of each. With `against` (another build's
+ * `dist`), acp-wire of that build runs too, as `acp-wire@DIR`.
  */
 export function runIndependent(
   cells: [IndependentTransport, IndependentWorkload][],
   rounds: number,
   progress: (line: string) => void = () => {},
+  against?: string,
 ): IndependentCell[] {
-  const results = cells.map(([transport, workload]): IndependentCell => ({ transport, workload, runs: { 'acp-wire': [], raw: [] } }));
-  const configs = results.flatMap((cell) => IMPLS.map((impl) => ({ cell, impl })));
+  const impls: ImplName[] = ['acp-wire', 'raw'];
+  if (against !== undefined) impls.push(`acp-wire@${resolve(against)}`);
+  const results = cells.map(
+    ([transport, workload]): IndependentCell => ({ transport, workload, runs: Object.fromEntries(impls.map((impl) => [impl, []])) }),
+  );
+  const configs = results.flatMap((cell) => impls.map((impl) => ({ cell, impl })));
   for (let round = 0; round < rounds; round++) {
     for (const { cell, impl } of [...configs].sort(() => Math.random() - 0.5)) {
       progress(`independent round ${round + 1}/${rounds}: ${impl} ${cell.transport} ${cell.workload}`);
       const args = [__filename, '--one', impl, cell.transport, cell.workload];
       const run = spawnSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-      cell.runs[impl].push(JSON.parse(run.stdout) as Measurement);
+      cell.runs[impl]!.push(JSON.parse(run.stdout) as Measurement);
     }
   }
   return results;
@@ -248,23 +253,27 @@ export function medianOf(runs: Measurement[]): Measurement {
   };
 }
 
-/** A Markdown table of the cells: raw, acp-wire, speed ratio, CPU µs/op raw → acp-wire. */
+/** A Markdown table of the cells: raw, then each acp-wire build (speed vs raw, CPU µs/op raw → acp-wire). */
 export function formatIndependent(cells: IndependentCell[]): string {
   const lines = [
-    '| transport | workload | raw | acp-wire | speed vs raw | CPU µs/op raw → acp-wire | CPU vs raw |',
-    '|---|---|---:|---:|---:|---:|---:|',
+    '| transport | workload | implementation | median | speed vs raw | CPU µs/op raw → it | CPU vs raw |',
+    '|---|---|---|---:|---:|---:|---:|',
   ];
   for (const cell of cells) {
-    const raw = medianOf(cell.runs.raw);
-    const acp = medianOf(cell.runs['acp-wire']);
+    const raw = medianOf(cell.runs.raw!);
     const isBig = cell.workload === 'bigstr' || cell.workload === 'bigobj';
     const figure = (m: Measurement): string =>
       isBig ? `${m.msPerOp.toFixed(2)} ms` : `${Math.round(m.perSecond).toLocaleString('en-US')}/s`;
-    const speed = isBig ? raw.msPerOp / acp.msPerOp : acp.perSecond / raw.perSecond;
-    lines.push(
-      `| ${cell.transport} | ${cell.workload} | ${figure(raw)} | ${figure(acp)} | ${speed.toFixed(2)}× | ` +
-        `${raw.cpuMicros.toFixed(1)} → ${acp.cpuMicros.toFixed(1)} | ${(raw.cpuMicros / acp.cpuMicros).toFixed(2)}× |`,
-    );
+    lines.push(`| ${cell.transport} | ${cell.workload} | raw | ${figure(raw)} | | ${raw.cpuMicros.toFixed(1)} | |`);
+    for (const [impl, runs] of Object.entries(cell.runs)) {
+      if (impl === 'raw') continue;
+      const acp = medianOf(runs);
+      const speed = isBig ? raw.msPerOp / acp.msPerOp : acp.perSecond / raw.perSecond;
+      lines.push(
+        `| ${cell.transport} | ${cell.workload} | ${impl} | ${figure(acp)} | ${speed.toFixed(2)}× | ` +
+          `${raw.cpuMicros.toFixed(1)} → ${acp.cpuMicros.toFixed(1)} | ${(raw.cpuMicros / acp.cpuMicros).toFixed(2)}× |`,
+      );
+    }
   }
   return lines.join('\n');
 }
@@ -287,8 +296,11 @@ if (require.main === module) {
       process.exit(0);
     });
   } else {
-    const cells = runIndependent(parseCells(option('--cells')), Number(option('--rounds') ?? 3), (line) =>
-      process.stderr.write(`${line}\n`),
+    const cells = runIndependent(
+      parseCells(option('--cells')),
+      Number(option('--rounds') ?? 3),
+      (line) => process.stderr.write(`${line}\n`),
+      option('--against'),
     );
     process.stdout.write(`${formatIndependent(cells)}\n`);
   }

@@ -80,7 +80,7 @@ async function resumeCost(options: BenchOptions): Promise<ResumeCell[]> {
 
 function independent(options: BenchOptions): IndependentCell[] {
   if (options.independentRounds === 0) return [];
-  return runIndependent(parseCells(options.independentCells), options.independentRounds, progress);
+  return runIndependent(parseCells(options.independentCells), options.independentRounds, progress, options.independentAgainst);
 }
 
 async function sideBySide(options: BenchOptions): Promise<SideBySide> {
