@@ -26,14 +26,28 @@ describe('Connection', () => {
 
   describe('events', () => {
     it("never emits 'error': events.once(connection, 'close') is not rejected by a bad line while the connection stays open", async () => {
-      // eventemitter3 is not typed as a Node EventEmitter, but events.once() works on it at run time.
-      const closed = once(peer.connection as unknown as NodeJS.EventEmitter, 'close');
+      const closed = once(peer.connection, 'close');
       const warned = nextEvent<[AcpWireError]>(peer.connection, 'warning');
       peer.send('not json');
       expect((await warned)[0]).to.have.property('code', 'ACP_WIRE_JSON_PARSE');
       expect(peer.connection.isClosed).to.equal(false);
       await peer.connection.close();
       expect(await closed).to.deep.equal(['closed locally', undefined]);
+    });
+
+    it('takes any number of listeners of one event without a MaxListenersExceededWarning', async () => {
+      const warnings: Error[] = [];
+      const onWarning = (warning: Error): void => void warnings.push(warning);
+      process.on('warning', onWarning);
+      try {
+        const listeners = Array.from({ length: 20 }, () => () => {});
+        for (const listener of listeners) peer.connection.on('drain', listener);
+        await macrotasks(1);
+        for (const listener of listeners) peer.connection.off('drain', listener);
+      } finally {
+        process.off('warning', onWarning);
+      }
+      expect(warnings.map((warning) => warning.name)).to.deep.equal([]);
     });
   });
 

@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 import type { Readable, Writable } from 'node:stream';
-import { EventEmitter } from 'eventemitter3';
+import { EventEmitter } from 'node:events';
 import type { Disposable } from '../support/disposable';
 import {
   ConnectionClosedError,
@@ -120,7 +120,7 @@ export interface ConnectionEvents {
  * console.log(await connection.sendRequest('ping'));
  * ```
  */
-export class Connection extends EventEmitter<ConnectionEvents> {
+export class Connection extends EventEmitter<{ [E in keyof ConnectionEvents]: Parameters<ConnectionEvents[E]> }> {
   readonly #router = new Router();
   readonly #pending = new PendingRequests();
   readonly #inflight = new InflightRequests();
@@ -147,6 +147,8 @@ export class Connection extends EventEmitter<ConnectionEvents> {
    */
   constructor(input: Readable, output: Writable, options: ConnectionOptions = {}) {
     super();
+    // Any number of listeners (each `drained()` call adds its own) without Node's leak warning.
+    this.setMaxListeners(0);
     if (!input || typeof input.on !== 'function') throw new TypeError('input must be a readable stream');
     if (!output || typeof output.write !== 'function') throw new TypeError('output must be a writable stream');
     this.#output = output;
