@@ -35,6 +35,12 @@ export interface BenchOptions {
   startupRounds: number;
   /** Rounds of the resumption cost (resume off and on, alternating; 0: skip). */
   resumeRounds: number;
+  /** Rounds of the outside benchmark's workload (`bench/independent.ts`; 0: skip). */
+  independentRounds: number;
+  /** Its cells, `transport/workload,…` (default: every cell). */
+  independentCells: string | undefined;
+  /** Another build's `dist` whose acp-wire runs in the same rounds of the outside workload. */
+  independentAgainst: string | undefined;
   /**
    * Another build's root (a directory holding its `dist/`, e.g. a copy of `dist` made before a
    * change): its chains are timed to the first answer in the same rounds. Default: none.
@@ -54,6 +60,7 @@ export interface BenchOptions {
 export const USAGE = `usage: npm run bench -- [--full] [--json FILE] [--rounds N] [--budget MS]
        [--libs a,b] [--transports a,b] [--workloads a,b] [--soak N] [--pending N] [--framing N]
        [--startup N] [--startup-against DIR] [--hosting N] [--hosting-processes N] [--hosting-max N] [--resume N]
+       [--independent N] [--independent-cells t/w,…] [--independent-against DIST]
   --full        7 rounds of 400 ms cells, a 1,000,000 round-trip soak, tracker cost on every transport
   --json FILE   also write the results as JSON
   --soak N      round trips of the heap soak (0 skips it); --pending N, --framing N likewise
@@ -64,7 +71,11 @@ export const USAGE = `usage: npm run bench -- [--full] [--json FILE] [--rounds N
                 agent process each, and how many idle clients one serve holds, up to
                 --hosting-max N (default 5000; 0 skips it)
 
-  --resume N    rounds of the resumption cost on WebSocket and HTTP (0 skips it; 3, --full 7)`;
+  --resume N    rounds of the resumption cost on WebSocket and HTTP (0 skips it; 3, --full 7)
+  --independent N  rounds of the outside benchmark's workload, acp-wire against raw, a fresh process
+                per cell (0 skips it; 0, --full 3); --independent-cells in-process/notify,tcp/seq
+                picks cells (transports in-process, tcp, stdio; workloads seq, conc100, notify,
+                bigstr, bigobj); --independent-against DIST adds the acp-wire of the build in DIST`;
 
 function list<T extends string>(value: string, allowed: readonly T[], name: string): T[] {
   const items = value.split(',').filter(Boolean) as T[];
@@ -94,6 +105,9 @@ function defaults(full: boolean): BenchOptions {
     framingLines: full ? 200_000 : 50_000,
     startupRounds: full ? 30 : 10,
     resumeRounds: full ? 7 : 3,
+    independentRounds: full ? 3 : 0,
+    independentCells: undefined,
+    independentAgainst: undefined,
     startupAgainst: undefined,
     hostingClients: 1000,
     hostingProcesses: 10,
@@ -130,6 +144,9 @@ export function parseOptions(argv: string[]): BenchOptions {
     else if (flag === '--hosting-processes') options.hostingProcesses = count(value, flag);
     else if (flag === '--hosting-max') options.hostingMax = count(value, flag);
     else if (flag === '--resume') options.resumeRounds = count(value, flag);
+    else if (flag === '--independent') options.independentRounds = count(value, flag);
+    else if (flag === '--independent-cells') options.independentCells = value;
+    else if (flag === '--independent-against') options.independentAgainst = value;
     else throw new RangeError(`unknown option ${flag}\n${USAGE}`);
   }
   options.trackerTransports = options.trackerTransports.filter((t) => options.transports.includes(t));

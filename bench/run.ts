@@ -22,6 +22,7 @@ import type { PendingCost } from './memory';
 import { USAGE, parseOptions, type BenchOptions } from './options';
 import { runOnce } from './pool';
 import { formatReport } from './print';
+import { formatIndependent, parseCells, runIndependent, type IndependentCell } from './independent';
 import { formatResume, type ResumeCell } from './resume';
 import { runSideBySide, type SideBySide } from './side-by-side';
 import type { SoakResult } from './soak';
@@ -77,6 +78,11 @@ async function resumeCost(options: BenchOptions): Promise<ResumeCell[]> {
   return runOnce<ResumeCell[]>('resume.js', [String(options.resumeRounds), String(Math.max(200, options.budgetMs))]);
 }
 
+function independent(options: BenchOptions): IndependentCell[] {
+  if (options.independentRounds === 0) return [];
+  return runIndependent(parseCells(options.independentCells), options.independentRounds, progress, options.independentAgainst);
+}
+
 async function sideBySide(options: BenchOptions): Promise<SideBySide> {
   if (options.workloads.length === 0 || options.transports.length === 0) return { cells: [], rss: [], warmUps: [] };
   return runSideBySide(options, progress);
@@ -91,6 +97,7 @@ async function main(): Promise<void> {
   const startup: StartupResult | undefined =
     options.startupRounds > 0 ? await runStartup(options.startupRounds, progress, options.startupAgainst) : undefined;
   const runs = await sideBySide(options);
+  const outside = independent(options);
   const memory = await memoryCosts(options);
   const soakResult = await soak(options);
   const framingResults = await framing(options);
@@ -110,11 +117,16 @@ async function main(): Promise<void> {
     targets: checkTargets(rows, tracker, memory, soakResult),
   };
   process.stdout.write(`${formatReport(report)}\n`);
+  if (outside.length > 0)
+    process.stdout.write(`\n## The outside benchmark's workload (bench/independent.ts)\n\n${formatIndependent(outside)}\n`);
   if (startup) process.stdout.write(`\n${formatStartup(startup)}\n`);
   if (hostingResult) process.stdout.write(`\n${formatHosting(hostingResult)}\n`);
   if (resume.length > 0) process.stdout.write(`\n${formatResume(resume)}\n`);
   if (options.jsonFile) {
-    writeFileSync(options.jsonFile, `${JSON.stringify({ ...report, startup, hosting: hostingResult, resume }, null, 2)}\n`);
+    writeFileSync(
+      options.jsonFile,
+      `${JSON.stringify({ ...report, startup, hosting: hostingResult, resume, independent: outside }, null, 2)}\n`,
+    );
     progress(`wrote ${options.jsonFile}`);
   }
   progress('done');

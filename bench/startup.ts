@@ -5,7 +5,8 @@
  * it; and the floor of the same chain without the library (`bench/floor/`: a conductor, proxies and
  * an agent of plain NDJSON lines). Every sample is a fresh process; each round visits every
  * configuration once, in an order shuffled per round, so drift on a shared machine falls on all of
- * them alike.
+ * them alike. A chain of two proxies is also timed right next to the floor's chain with the same
+ * agent, pair by pair: its ratio to the floor.
  *
  * @packageDocumentation
  */
@@ -30,6 +31,11 @@ export interface StartupFigure {
 export interface FirstAnswerFigure extends StartupFigure {
   /** `undefined` for a reference row (the agent alone, the raw agent alone). */
   pairedRatio: number | undefined;
+  /**
+   * For a chain of two proxies: the median of its ratios to the floor's chain with the same agent,
+   * timed right next to each other (pairs of their own, after each round's reference pairs).
+   */
+  floorRatio?: number;
 }
 
 /** Both start-up tables, and the 1-minute load average over the rounds. */
@@ -93,6 +99,10 @@ const AGAINST = ' (against)';
 const FLOOR = 'floor: ';
 /** The end of the name of a row whose ratio is to the raw agent alone (not to the agent alone). */
 const VS_RAW_AGENT = ' (vs raw agent alone)';
+/** The floor's chain the chains of two proxies are also timed against, pair by pair. */
+const FLOOR_CHAIN = `${FLOOR}raw conductor + 2 raw proxies + agent`;
+/** Whether `row` is a chain of two proxies (of this build or the one it is timed against). */
+const isTwoProxyChain = (row: string): boolean => row.startsWith('conductor + 2 proxies + agent');
 
 const INITIALIZE = `${JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: 1, clientCapabilities: {} } })}\n`;
 
@@ -101,6 +111,13 @@ function timeLoad(code: string): number {
   const result = spawnSync(NODE, ['-e', code], { cwd: ROOT, stdio: 'ignore' });
   if (result.status !== 0) throw new Error(`node -e ${code} exited ${result.status}`);
   return performance.now() - started;
+}
+
+/** Times `rows` in a random order; returns their ms by row. */
+async function timePair(chains: Record<string, string[]>, rows: string[]): Promise<Map<string, number>> {
+  const times = new Map<string, number>();
+  for (const row of shuffled(rows)) times.set(row, await timeFirstAnswer(chains[row]!));
+  return times;
 }
 
 /** Spawns `argv`, sends `initialize` at once, and resolves with the ms until the first line comes back; then ends the process. */
@@ -156,6 +173,11 @@ export async function runStartup(rounds: number, progress: (line: string) => voi
   const loads = new Map(Object.keys(LOADS).map((name) => [name, [] as number[]]));
   const answers = new Map(Object.keys(chains).map((name) => [name, [] as number[]]));
   const ratios = new Map(Object.keys(chains).map((name) => [name, [] as number[]]));
+  const floorRatios = new Map(
+    Object.keys(chains)
+      .filter(isTwoProxyChain)
+      .map((name) => [name, [] as number[]]),
+  );
   const loadAverages: number[] = [];
   for (let round = 0; round <= rounds; round++) {
     progress(`start-up: round ${round}/${rounds}${round === 0 ? ' (warm-up)' : ''}`);
@@ -165,17 +187,23 @@ export async function runStartup(rounds: number, progress: (line: string) => voi
       if (round > 0) loads.get(name)!.push(ms);
     }
     for (const name of shuffled(Object.keys(chains).filter((row) => referenceOf(row) !== row))) {
-      const pair = shuffled([name, referenceOf(name)]);
-      const times = new Map<string, number>();
-      for (const row of pair) times.set(row, await timeFirstAnswer(chains[row]!));
+      const times = await timePair(chains, [name, referenceOf(name)]);
       if (round === 0) continue;
       for (const [row, ms] of times) answers.get(row)!.push(ms);
       ratios.get(name)!.push(times.get(name)! / times.get(referenceOf(name))!);
     }
+    for (const name of shuffled([...floorRatios.keys()])) {
+      const times = await timePair(chains, [name, FLOOR_CHAIN]);
+      if (round > 0) floorRatios.get(name)!.push(times.get(name)! / times.get(FLOOR_CHAIN)!);
+    }
   }
   return {
     load: [...loads].map(([name, samples]) => figure(name, samples)),
-    firstAnswer: [...answers].map(([name, samples]) => ({ ...figure(name, samples), pairedRatio: median(ratios.get(name)!) })),
+    firstAnswer: [...answers].map(([name, samples]) => ({
+      ...figure(name, samples),
+      pairedRatio: median(ratios.get(name)!),
+      ...(floorRatios.has(name) ? { floorRatio: median(floorRatios.get(name)!) } : {}),
+    })),
     loadAverage: { min: Math.min(...loadAverages), max: Math.max(...loadAverages) },
   };
 }
@@ -198,7 +226,8 @@ export function formatStartup(result: StartupResult): string {
   });
   const answers = result.firstAnswer.map((row) => {
     const ratio = row.pairedRatio === undefined ? '1.00×' : `${row.pairedRatio.toFixed(2)}×`;
-    return `| ${row.name} | ${ms(row.median)} | ${ms(row.min)}–${ms(row.max)} | ${ratio} |`;
+    const floor = row.floorRatio === undefined ? '' : `${row.floorRatio.toFixed(2)}×`;
+    return `| ${row.name} | ${ms(row.median)} | ${ms(row.min)}–${ms(row.max)} | ${ratio} | ${floor} |`;
   });
   const samples = result.load[0]?.samples.length ?? 0;
   return [
@@ -210,8 +239,8 @@ export function formatStartup(result: StartupResult): string {
     '',
     `### Start-up: spawn to the first \`initialize\` answer (${samples} interleaved rounds, load average ${result.loadAverage.min.toFixed(1)}–${result.loadAverage.max.toFixed(1)}; ms)`,
     '',
-    '| processes | median | range | vs agent alone (median of paired ratios) |',
-    '|---|---:|---:|---:|',
+    '| processes | median | range | vs agent alone (median of paired ratios) | vs the floor with the same agent (paired) |',
+    '|---|---:|---:|---:|---:|',
     ...answers,
   ].join('\n');
 }

@@ -26,14 +26,28 @@ describe('Connection', () => {
 
   describe('events', () => {
     it("never emits 'error': events.once(connection, 'close') is not rejected by a bad line while the connection stays open", async () => {
-      // eventemitter3 is not typed as a Node EventEmitter, but events.once() works on it at run time.
-      const closed = once(peer.connection as unknown as NodeJS.EventEmitter, 'close');
+      const closed = once(peer.connection, 'close');
       const warned = nextEvent<[AcpWireError]>(peer.connection, 'warning');
       peer.send('not json');
       expect((await warned)[0]).to.have.property('code', 'ACP_WIRE_JSON_PARSE');
       expect(peer.connection.isClosed).to.equal(false);
       await peer.connection.close();
       expect(await closed).to.deep.equal(['closed locally', undefined]);
+    });
+
+    it('takes any number of listeners of one event without a MaxListenersExceededWarning', async () => {
+      const warnings: Error[] = [];
+      const onWarning = (warning: Error): void => void warnings.push(warning);
+      process.on('warning', onWarning);
+      try {
+        const listeners = Array.from({ length: 20 }, () => () => {});
+        for (const listener of listeners) peer.connection.on('drain', listener);
+        await macrotasks(1);
+        for (const listener of listeners) peer.connection.off('drain', listener);
+      } finally {
+        process.off('warning', onWarning);
+      }
+      expect(warnings.map((warning) => warning.name)).to.deep.equal([]);
     });
   });
 
@@ -457,6 +471,37 @@ describe('Connection', () => {
           [0, 2, 4, 6, 8, 10, 12, 14, 16, 18],
           [1, 3, 5, 7, 9, 11, 13, 15, 17, 19],
         ]);
+      } finally {
+        await connection.close();
+      }
+    });
+
+    it("writes a long burst to an in-process stream each time its lines reach the stream's high-water mark, as it is sent", async () => {
+      const writes: string[] = [];
+      const output = new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          writes.push(chunk.toString());
+          done();
+        },
+      });
+      const connection = new Connection(new PassThrough(), output);
+      try {
+        const held: number[] = [];
+        for (let n = 0; n < 2000; n++) {
+          connection.sendNotification('note', { n, uri: 'file:///repo/src/index.ts' });
+          held.push(connection.writableLength);
+        }
+        // Written before the sending loop returned, not in one write at the flush.
+        const writtenWhileSending = writes.length;
+        expect(writtenWhileSending).to.be.at.least(5);
+        expect(Math.max(...held)).to.be.lessThan(output.writableHighWaterMark);
+        await macrotasks(1);
+        const lines = writes.join('').trimEnd().split('\n');
+        expect(lines.map((line) => (JSON.parse(line) as { params: { n: number } }).params.n)).to.deep.equal(
+          Array.from({ length: 2000 }, (_, n) => n),
+        );
+        const mark = output.writableHighWaterMark;
+        for (const chunk of writes.slice(0, writtenWhileSending)) expect(chunk.length).to.be.within(mark, mark + 100);
       } finally {
         await connection.close();
       }

@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 import type { Readable, Writable } from 'node:stream';
-import { EventEmitter } from 'eventemitter3';
+import { EventEmitter } from 'node:events';
 import type { Disposable } from '../support/disposable';
 import {
   ConnectionClosedError,
@@ -102,7 +102,8 @@ export interface ConnectionEvents {
  * @remarks
  * Messages are dispatched synchronously in arrival order as each chunk is decoded; request handlers
  * then run concurrently. Outgoing lines are written together in a microtask queued by the first
- * one: a burst of answers costs one `write()`, or two when some come from async handlers.
+ * one: a burst of answers costs one `write()`, or two when some come from async handlers (a burst
+ * longer than the output's high-water mark is written as it grows).
  * Backpressure: while the output cannot take more, the connection keeps reading but holds what it
  * reads, in order, and dispatches it once the output drains; it stops reading only when it holds
  * more than 16 MiB. (Reading on means two peers that flood each other never wait on each other.)
@@ -119,7 +120,7 @@ export interface ConnectionEvents {
  * console.log(await connection.sendRequest('ping'));
  * ```
  */
-export class Connection extends EventEmitter<ConnectionEvents> {
+export class Connection extends EventEmitter<{ [E in keyof ConnectionEvents]: Parameters<ConnectionEvents[E]> }> {
   readonly #router = new Router();
   readonly #pending = new PendingRequests();
   readonly #inflight = new InflightRequests();
@@ -146,6 +147,8 @@ export class Connection extends EventEmitter<ConnectionEvents> {
    */
   constructor(input: Readable, output: Writable, options: ConnectionOptions = {}) {
     super();
+    // Any number of listeners (each `drained()` call adds its own) without Node's leak warning.
+    this.setMaxListeners(0);
     if (!input || typeof input.on !== 'function') throw new TypeError('input must be a readable stream');
     if (!output || typeof output.write !== 'function') throw new TypeError('output must be a writable stream');
     this.#output = output;

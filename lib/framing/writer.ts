@@ -1,6 +1,6 @@
 /**
- * Batches outgoing lines into one `write()` per burst (to a socket, one per 4 KiB) and reports
- * backpressure.
+ * Batches outgoing lines into one `write()` per burst (to a socket, one per 4 KiB; to another
+ * stream, one per high-water mark) and reports backpressure.
  *
  * @packageDocumentation
  */
@@ -34,8 +34,7 @@ const OWN_CHUNK_CHARS = 64 * 1024;
  * To a socket (a pipe, a child's stdio, TCP), the queue is written as soon as it holds this many
  * characters, without waiting for the flush: the process at the other end starts on the first
  * messages of a burst while this one is still producing the rest; batching a whole burst would
- * make the two processes take turns, each waiting for the other's burst. In-process streams keep
- * the whole batch: there only CPU counts, and one `write()` costs less than several.
+ * make the two processes take turns, each waiting for the other's burst.
  */
 const EARLY_WRITE_CHARS = 4 * 1024;
 
@@ -47,10 +46,15 @@ const EARLY_WRITE_CHARS = 4 * 1024;
  * and `process.nextTick` costs more per flush.) Honours backpressure: reports when the output is
  * full and when it has drained, and reports it early, as soon as the queue alone reaches the
  * output's `writableHighWaterMark`. A long message is a chunk of its own (see
- * {@link OWN_CHUNK_CHARS}); the chunks of one flush are written corked. To a socket, what is
- * queued is also written once it reaches {@link EARLY_WRITE_CHARS}. To an output that offers a
- * {@link MessagePort} (a WebSocket) the messages of a flush are handed over as they are, one frame
- * each, without newlines and without `write()`.
+ * {@link OWN_CHUNK_CHARS}); the chunks of one flush are written corked. What is queued is also
+ * written before the flush once it reaches {@link EARLY_WRITE_CHARS} to a socket, and, to any other
+ * stream, once its short lines reach the output's `writableHighWaterMark` (where backpressure would
+ * be reported anyway): a long burst (a loop sending 50,000 notifications in process) is then not
+ * held whole until the flush (held whole, every line of it outlives the young generation and the
+ * collector copies it, which costs more than the writes save). An in-process reader may then run
+ * during the send.
+ * To an output that offers a {@link MessagePort} (a WebSocket) the messages of a flush are handed
+ * over as they are, one frame each, without newlines and without `write()`.
  *
  * @internal
  */
@@ -84,8 +88,13 @@ export class LineWriter {
   /** Backpressure was reported because the queue itself reached the output's high-water mark. */
   #isQueueFull = false;
   #isEnded = false;
-  /** Characters at which the queue is written at once, before the flush ({@link EARLY_WRITE_CHARS} to a socket). */
+  /** Characters queued at which the queue is written at once, before the flush (to a socket). */
   readonly #earlyWriteChars: number;
+  /**
+   * Characters of short lines at which the queue is written at once, before the flush (to another
+   * stream: its high-water mark). A long message is one string: holding it until the flush costs nothing.
+   */
+  readonly #earlyLinesChars: number;
 
   constructor(out: Writable, events: WriterEvents) {
     this.#out = out;
@@ -101,7 +110,9 @@ export class LineWriter {
       },
       stamp: (text) => portStamp.stamp(text),
     };
-    this.#earlyWriteChars = out instanceof Socket ? EARLY_WRITE_CHARS : Number.POSITIVE_INFINITY;
+    const isSocket = out instanceof Socket;
+    this.#earlyWriteChars = isSocket ? EARLY_WRITE_CHARS : Number.POSITIVE_INFINITY;
+    this.#earlyLinesChars = isSocket ? Number.POSITIVE_INFINITY : out.writableHighWaterMark;
   }
 
   /** Whether the output cannot take more now: backpressure was reported and has not drained yet. */
@@ -135,7 +146,7 @@ export class LineWriter {
       this.#isScheduled = true;
       void RESOLVED.then(this.#scheduledFlush);
     }
-    if (this.#queuedChars >= this.#earlyWriteChars) return this.#writeQueued();
+    if (this.#queuedChars >= this.#earlyWriteChars || this.#queue.length >= this.#earlyLinesChars) return this.#writeQueued();
     // A queue as large as the output's buffer cannot drain this tick: say so now, so that
     // dispatch stops before more of what was read is handled.
     if (!this.#isFull && !this.#isQueueFull && this.#queuedChars >= this.#out.writableHighWaterMark) {

@@ -5,7 +5,7 @@
  * @packageDocumentation
  */
 import type { Socket } from 'node:net';
-import { EventEmitter } from 'eventemitter3';
+import { EventEmitter } from 'node:events';
 import type { Connection } from '../connection/connection';
 import { AcpWireError } from '../jsonrpc/errors';
 import { checkIdleTimeout, checkMaxCount, hasWorkInFlight, watchIdle } from './bounds';

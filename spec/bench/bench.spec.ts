@@ -3,7 +3,17 @@
  * protocol correctly (so a fast number is never a broken run), the workloads report no failures,
  * and the summary's ratios point the right way.
  */
+import { PassThrough } from 'node:stream';
 import { expect } from 'chai';
+import { measureOne, parseCells } from '../../bench/independent';
+import {
+  COUNT as INDEPENDENT_COUNT,
+  CPU as INDEPENDENT_CPU,
+  ECHO as INDEPENDENT_ECHO,
+  NOTE as INDEPENDENT_NOTE,
+  connectClient,
+  serve,
+} from '../../bench/independent-peers';
 import { LIBRARIES } from '../../bench/adapters';
 import { openHarness, type Harness } from '../../bench/transports';
 import { COUNT, ECHO, HOLD, NOTE, RELEASE, REQUEST_CANCELLED, SMALL_PARAMS, WAIT, objectPayload } from '../../bench/protocol';
@@ -133,5 +143,41 @@ describe('summarize()', () => {
 
   it('takes the lower middle value of an even number of runs', () => {
     expect(median([4, 1, 3, 2])).to.equal(2);
+  });
+});
+
+describe("the outside benchmark's workload (bench/independent.ts)", () => {
+  for (const impl of ['acp-wire', 'raw'] as const) {
+    it(`${impl}: echoes, counts every notification and reports the server's CPU in process`, async () => {
+      const toServer = new PassThrough();
+      const toClient = new PassThrough();
+      serve(impl, toServer, toClient);
+      const client = connectClient(impl, toClient, toServer);
+      const small = { position: { line: 1, character: 2 } };
+      expect(await client.request(INDEPENDENT_ECHO, small)).to.deep.equal(small);
+      for (let i = 0; i < 1000; i++) client.notify(INDEPENDENT_NOTE, small);
+      expect(await client.request(INDEPENDENT_COUNT)).to.equal(1000);
+      expect(await client.request(INDEPENDENT_CPU))
+        .to.be.a('number')
+        .greaterThan(0);
+      toServer.destroy();
+      toClient.destroy();
+    });
+  }
+
+  it('measures one cell (a 1 MiB string echoed) as time and CPU per operation', async function () {
+    this.timeout(30_000);
+    const result = await measureOne('acp-wire', 'in-process', 'bigstr');
+    expect(result.msPerOp).to.be.greaterThan(0);
+    expect(result.cpuMicros).to.be.greaterThan(0);
+  });
+
+  it('names every cell, and refuses an unknown one', () => {
+    expect(parseCells(undefined)).to.have.length(15);
+    expect(parseCells('in-process/notify,tcp/seq')).to.deep.equal([
+      ['in-process', 'notify'],
+      ['tcp', 'seq'],
+    ]);
+    expect(() => parseCells('udp/seq')).to.throw(RangeError);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * How a connection writes to a socket (a pipe, a child's stdio, TCP): the queue goes out every
  * 4 KiB, so that the process at the other end can start on a burst before it is all produced.
- * In-process streams keep one write per burst (spec/connection.spec.ts, "writing").
+ * Other streams are written once a burst's lines reach their high-water mark (spec/connection.spec.ts, "writing").
  */
 import { expect } from 'chai';
 import { once } from 'node:events';
