@@ -187,6 +187,18 @@ describe('checkAgent() (acp-wire check)', function () {
     expect(report).to.include({ isOk: true }).and.have.deep.property('counts', { pass: 0, fail: 0, info: 1, notApplicable: 0 });
   });
 
+  it('cancels once the turn is under way (its first output), not on a session notice that came first', async () => {
+    const report = await checkAgent(brokenAgent('commands-before-turn'), {
+      ...FAST,
+      only: ['sessions.cancel-request', 'sessions.session-cancel'],
+    });
+    expect(resultOf(report, 'sessions.cancel-request')).to.include({
+      status: 'pass',
+      message: 'honoured: the prompt ended error -32800 "Request cancelled"',
+    });
+    expect(resultOf(report, 'sessions.session-cancel')).to.include({ status: 'pass' });
+  });
+
   it('framing.malformed-line names the rule each finding breaks: a -32700 without an id breaks a MUST', async () => {
     const report = await checkAgent(brokenAgent('parse-error-without-id'), { ...FAST, only: ['framing.malformed-line'] });
     const result = resultOf(report, 'framing.malformed-line');
