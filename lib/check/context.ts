@@ -92,6 +92,8 @@ export class CheckContext {
   #kept: AgentProcess[] = [];
   #group: CheckGroup = 'framing';
   #closeTimeoutMs: number;
+  /** The longest a process of this run took to answer its first `initialize` (its start-up). */
+  #startupMs = 0;
 
   /** `onLine` is called with every line in, out and on stderr of every process, and their events (the evidence trace). */
   constructor(settings: CheckSettings, clock: () => number, onLine?: (line: WireLine) => void) {
@@ -186,23 +188,31 @@ export class CheckContext {
   /**
    * Sends `initialize` offering `version` and waits for its answer.
    *
-   * @throws CheckFailure when there is none within the timeout
+   * @remarks The first request of a process just started waits `timeoutMs` plus the longest start-up
+   * seen in this run so far (the time a process took to answer its first `initialize`; none before
+   * the first answer): a slow starter on a busy machine is not taken for one that does not answer.
+   * @throws CheckFailure when there is none within that time
    */
   async initialize(agent: AgentProcess, version: number): Promise<WireLine> {
     const method = this.settings.role === 'proxy' ? PROXY_INITIALIZE_METHOD : 'initialize';
-    return this.expectAnswer(agent, method, initializeParams(version));
+    if (agent.sent.size > 0) return this.expectAnswer(agent, method, initializeParams(version));
+    const start = this.#clock();
+    const answer = await this.expectAnswer(agent, method, initializeParams(version), this.settings.timeoutMs + this.#startupMs);
+    this.#startupMs = Math.max(this.#startupMs, this.#clock() - start);
+    return answer;
   }
 
   /**
    * Sends a request and returns its answer.
    *
-   * @throws CheckFailure (`fail`) when there is none within the timeout, naming the request and the agent's state
+   * @param waitMs - how long to wait for it (default `timeoutMs`)
+   * @throws CheckFailure (`fail`) when there is none within `waitMs`, naming the request and the agent's state
    */
-  async expectAnswer(agent: AgentProcess, method: string, params?: JsonValue): Promise<WireLine> {
-    const line = await agent.call(method, params, this.settings.timeoutMs);
+  async expectAnswer(agent: AgentProcess, method: string, params?: JsonValue, waitMs = this.settings.timeoutMs): Promise<WireLine> {
+    const line = await agent.call(method, params, waitMs);
     if (line) return line;
     await this.settle(agent);
-    throw new CheckFailure(fail(`no answer to ${method}${this.#within(agent)}${stateOf(agent)}`, RULES.alwaysAnswered));
+    throw new CheckFailure(fail(`no answer to ${method}${this.#within(agent, waitMs)}${stateOf(agent)}`, RULES.alwaysAnswered));
   }
 
   /**
@@ -250,8 +260,8 @@ export class CheckContext {
   }
 
   /** ` within N ms`, unless the agent's stdout has ended (then no wait was the reason). */
-  #within(agent: AgentProcess): string {
-    return agent.isOutputEnded ? '' : ` within ${this.settings.timeoutMs} ms`;
+  #within(agent: AgentProcess, waitMs: number): string {
+    return agent.isOutputEnded ? '' : ` within ${waitMs} ms`;
   }
 
   #start(): AgentProcess {

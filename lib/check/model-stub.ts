@@ -184,8 +184,14 @@ export function opencodeConfig(baseUrl: string): object {
   };
 }
 
-/** opencode's switches against traffic of its own (models list, updates, plugins, LSP servers). */
+/**
+ * opencode's switches against traffic of its own (models list, updates, plugins, LSP servers).
+ * At start it also installs `@opencode-ai/plugin` into its configuration directory with npm's
+ * own code, asking registry.npmjs.org: npm's offline mode (`npm_config_offline`) makes that
+ * install fail at once, and opencode runs on without it.
+ */
 const OPENCODE_VARIABLES: Record<string, string> = {
+  npm_config_offline: 'true',
   OPENCODE_DISABLE_MODELS_FETCH: '1',
   OPENCODE_DISABLE_AUTOUPDATE: '1',
   OPENCODE_DISABLE_DEFAULT_PLUGINS: '1',

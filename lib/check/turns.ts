@@ -100,17 +100,32 @@ export function isTextChunkOf(line: WireLine, sessionId: string): boolean {
 }
 
 /**
- * Waits until a long turn is under way (its first update), or its answer.
+ * The updates a turn produces: what the agent says, thinks, plans and runs. A session's own notices
+ * (`available_commands_update`, `current_mode_update`, `usage_update`, …) come at any time, a
+ * prompt's turn under way or not.
+ */
+const TURN_OUTPUT: ReadonlySet<unknown> = new Set(['agent_message_chunk', 'agent_thought_chunk', 'plan', 'tool_call', 'tool_call_update']);
+
+/** Whether a line is a `session/update` of `sessionId` that a turn produces ({@link TURN_OUTPUT}). */
+export function isTurnOutputOf(line: WireLine, sessionId: string): boolean {
+  if (!isUpdateOf(line, sessionId)) return false;
+  const update = paramsOf(line).update;
+  return isJsonObject(update) && TURN_OUTPUT.has(update.sessionUpdate);
+}
+
+/**
+ * Waits until a long turn is under way (its first output: a session's own notices do not count),
+ * or its answer.
  *
  * @throws CheckFailure (`n/a`) when the turn ended before anything could be cancelled, (`fail`) when nothing came
  */
 export async function turnUnderWay(context: CheckContext, session: CheckSession, sent: SentLine): Promise<void> {
   const { agent, sessionId } = session;
-  const first = await agent.nextLine((line) => isUpdateOf(line, sessionId) || sent.answers.includes(line), context.settings.timeoutMs);
+  const first = await agent.nextLine((line) => isTurnOutputOf(line, sessionId) || sent.answers.includes(line), context.settings.timeoutMs);
   if (sent.answers.length > 0) {
     throw new CheckFailure(notApplicable(`the turn ended (${describeEnd(sent.answers[0]!)}) before it could be cancelled`));
   }
-  if (!first) throw new CheckFailure(fail(`no session/update within ${context.settings.timeoutMs} ms of a prompt${stateOf(agent)}`));
+  if (!first) throw new CheckFailure(fail(`no output of the turn within ${context.settings.timeoutMs} ms of a prompt${stateOf(agent)}`));
 }
 
 /** The `stopReason` of a prompt's answer, or `undefined` (an error, or no reason). */

@@ -187,6 +187,32 @@ describe('checkAgent() (acp-wire check)', function () {
     expect(report).to.include({ isOk: true }).and.have.deep.property('counts', { pass: 0, fail: 0, info: 1, notApplicable: 0 });
   });
 
+  it('cancels once the turn is under way (its first output), not on a session notice that came first', async () => {
+    const report = await checkAgent(brokenAgent('commands-before-turn'), {
+      ...FAST,
+      only: ['sessions.cancel-request', 'sessions.session-cancel'],
+    });
+    expect(resultOf(report, 'sessions.cancel-request')).to.include({
+      status: 'pass',
+      message: 'honoured: the prompt ended error -32800 "Request cancelled"',
+    });
+    expect(resultOf(report, 'sessions.session-cancel')).to.include({ status: 'pass' });
+  });
+
+  it('gives a process it starts the longest start-up seen on top of --timeout: an agent whose starts get slower still passes', async function () {
+    this.timeout(60_000);
+    const dir = mkdtempSync(join(tmpdir(), 'acp-wire-check-starts-'));
+    try {
+      // Its first start (the preflight) serves after 3 s, each later one after 6 s: timeoutMs, and more with Node's start.
+      const argv = [...brokenAgent('slower-starts'), '--starts', join(dir, 'starts')];
+      const report = await checkAgent(argv, { ...FAST, timeoutMs: 6000, only: ['initialize.offer-1'] });
+      expect(resultOf(report, 'initialize.offer-1')).to.include({ status: 'pass' });
+      expect(readFileSync(join(dir, 'starts'), 'utf8')).to.equal('..');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('framing.malformed-line names the rule each finding breaks: a -32700 without an id breaks a MUST', async () => {
     const report = await checkAgent(brokenAgent('parse-error-without-id'), { ...FAST, only: ['framing.malformed-line'] });
     const result = resultOf(report, 'framing.malformed-line');

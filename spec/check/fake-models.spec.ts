@@ -236,4 +236,13 @@ describe('startModelStub()', () => {
       await stub.close();
     }
   });
+
+  it("puts opencode's npm in offline mode: the @opencode-ai/plugin install it runs at start asks no registry", async () => {
+    const stub = await startModelStub('opencode', { PATH: process.env.PATH, npm_config_offline: 'false' });
+    try {
+      expect(stub.env).to.include({ npm_config_offline: 'true' });
+    } finally {
+      await stub.close();
+    }
+  });
 });

