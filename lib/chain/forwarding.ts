@@ -8,8 +8,8 @@ import type { NotificationMessage } from '../jsonrpc/message';
 import { cancelTargetOf } from '../jsonrpc/protocol';
 import { Responder } from '../requests/responder';
 import type { SentRequest } from '../requests/sent-request';
-import { withChildSpan } from '../trace/context';
-import { startRequestSpan } from '../trace/otel';
+import { hasTracerProvider, withChildSpan } from '../trace/context';
+import type * as OtelModule from '../trace/otel';
 import { unserializableError } from '../requests/unserializable';
 import type { MessageTarget } from './successor';
 
@@ -58,7 +58,7 @@ export function sendProxiedMessageTo(
   method: string = origin.method,
 ): void {
   if (origin instanceof Responder) {
-    const span = startRequestSpan(method, params, origin);
+    const span = hasTracerProvider() ? startRequestSpan(method, params, origin) : undefined;
     let sent: SentRequest<unknown>;
     try {
       sent = peer.sendRequest(method, span ? span.params : withChildSpan(params));
@@ -83,6 +83,11 @@ export function sendProxiedMessageTo(
       cause: error,
     });
   }
+}
+
+/** The bridge to `@opentelemetry/api`, loaded when a tracer provider is registered. */
+function startRequestSpan(...args: Parameters<typeof OtelModule.startRequestSpan>): OtelModule.RequestSpan | undefined {
+  return (require('../trace/otel') as typeof OtelModule).startRequestSpan(...args);
 }
 
 /**

@@ -131,6 +131,23 @@ function metaOf(params: unknown): Record<string, unknown> | undefined {
   return isPlainObject(meta) ? meta : undefined;
 }
 
+/**
+ * Where `@opentelemetry/api` 1.x keeps what is registered process-wide (the tracer provider under
+ * `trace`): the same key for every copy of the package in the process.
+ */
+const OTEL_GLOBAL_KEY = Symbol.for('opentelemetry.js.api.1');
+
+/**
+ * Whether an OpenTelemetry tracer provider is registered. Without one the package's tracers start
+ * only non-recording spans, so there is no reason to load it, nor the library's bridge to it
+ * (`trace/otel`), on the path of the first forwarded request of each process of a chain.
+ * @internal
+ */
+export function hasTracerProvider(): boolean {
+  const registered = (globalThis as Record<symbol, { trace?: unknown } | undefined>)[OTEL_GLOBAL_KEY];
+  return registered?.trace !== undefined;
+}
+
 /** `node:crypto`, loaded on first use: a proxy that forwards messages without a trace context never makes an id. */
 let crypto: typeof CryptoModule | undefined;
 

@@ -9,7 +9,7 @@ import { RpcError, ConnectionClosedError } from '../jsonrpc/errors';
 import type { ErrorObject, JsonValue, RequestId } from '../jsonrpc/message';
 import type { Responder } from '../requests/responder';
 import type { SentRequest } from '../requests/sent-request';
-import { TRACEPARENT_META_KEY, TRACESTATE_META_KEY, formatTraceparent, parseTraceparent } from './context';
+import { TRACEPARENT_META_KEY, TRACESTATE_META_KEY, formatTraceparent, hasTracerProvider, parseTraceparent } from './context';
 
 // The few parts of `@opentelemetry/api` used here, typed structurally so that acp-wire's own
 // declarations never name the optional package.
@@ -44,22 +44,6 @@ interface OtelApi {
 }
 
 let loaded: OtelApi | null | undefined;
-
-/**
- * Where `@opentelemetry/api` 1.x keeps what is registered process-wide (the tracer provider under
- * `trace`): the same key for every copy of the package in the process.
- */
-const OTEL_GLOBAL_KEY = Symbol.for('opentelemetry.js.api.1');
-
-/**
- * Whether a tracer provider is registered. Without one the package's tracers start only
- * non-recording spans, so there is no reason to load it (tens of modules, on the path of the
- * first forwarded request of each process of a chain).
- */
-function hasTracerProvider(): boolean {
-  const registered = (globalThis as Record<symbol, { trace?: unknown } | undefined>)[OTEL_GLOBAL_KEY];
-  return registered?.trace !== undefined;
-}
 
 /** `@opentelemetry/api`, if it can be required (looked up once). @internal */
 export function otelApi(): OtelApi | undefined {
