@@ -112,10 +112,12 @@ describe('listenConductor()', function () {
   });
 
   it('keeps a chain whose client has a request in flight past idleTimeoutMs', async () => {
-    await listen({ idleTimeoutMs: 100 });
+    // A timeout far above the client's own gaps (connect to first byte, answer to next request),
+    // which a loaded machine stretches: a client silent that long is idle by right.
+    await listen({ idleTimeoutMs: 1000 });
     const talker = await client();
     await talker.sendRequest('initialize', CLIENT_INIT);
-    expect(await talker.sendRequest('_test/sleep', { ms: 1000 })).to.deep.equal({ slept: 1000 });
+    expect(await talker.sendRequest('_test/sleep', { ms: 2000 })).to.deep.equal({ slept: 2000 });
   });
 
   it('closes every chain on [Symbol.asyncDispose]()', async () => {

@@ -105,17 +105,18 @@ describe('listenTcp() bounds', () => {
     });
 
     it('keeps a connection open while a request it received is unanswered, however long it takes', async () => {
-      await listen({ idleTimeoutMs: 100 });
+      // Timeouts far above the client's own gaps, which a loaded machine stretches (here and below).
+      await listen({ idleTimeoutMs: 1000 });
       const connection = await client();
-      expect(await connection.sendRequest('wait', { ms: 1000 })).to.equal('waited');
+      expect(await connection.sendRequest('wait', { ms: 2000 })).to.equal('waited');
       await nextEvent(connection, 'close');
     });
 
     it('keeps a connection open while a request it sent is unanswered', async () => {
-      await listen({ idleTimeoutMs: 100 });
+      await listen({ idleTimeoutMs: 1000 });
       const connection = await client();
       connection.onRequest('slow', async () => {
-        await delay(1000);
+        await delay(2000);
         return 'late';
       });
       expect(await connection.sendRequest('echo', [0])).to.deep.equal([0]);
