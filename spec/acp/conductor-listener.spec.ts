@@ -102,7 +102,8 @@ describe('listenConductor()', function () {
   });
 
   it('shuts the chain of an idle client down, reaping its agent', async () => {
-    await listen({ idleTimeoutMs: 20 });
+    // Far above the client's gap between connecting and sending initialize (closed before it, the client would be silent, not idle).
+    await listen({ idleTimeoutMs: 300 });
     const talker = await client();
     await talker.sendRequest('initialize', CLIENT_INIT);
     const outcome = await started[0]!.closed;

@@ -94,14 +94,15 @@ describe('listenTcp() bounds', () => {
 
   describe('idleTimeoutMs', () => {
     it('closes a connection that carried nothing for idleTimeoutMs, with a debug line', async () => {
-      await listen({ idleTimeoutMs: 20 });
+      // Far above the client's gap between connecting and sending its request.
+      await listen({ idleTimeoutMs: 300 });
       const connection = await client();
       expect(await connection.sendRequest('echo', ['hi'])).to.deep.equal(['hi']);
       const [reason] = await nextEvent<[string]>(connection, 'close');
       expect(reason).to.equal('input ended');
       const idleLines = logger.records.filter((record) => record.includes('idle'));
       expect(idleLines).to.have.length(1);
-      expect(idleLines[0]).to.match(/^debug closed the connection from 127\.0\.0\.1:\d+: idle for 20 ms$/);
+      expect(idleLines[0]).to.match(/^debug closed the connection from 127\.0\.0\.1:\d+: idle for 300 ms$/);
     });
 
     it('keeps a connection open while a request it received is unanswered, however long it takes', async () => {

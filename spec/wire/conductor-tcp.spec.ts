@@ -95,7 +95,8 @@ describe('acp-wire conduct --tcp bounds', function () {
   });
 
   it('closes an idle client after --idle-timeout, shutting its chain down', async () => {
-    const port = await serve('--idle-timeout', '50');
+    // Far above the client's gap between connecting and sending initialize.
+    const port = await serve('--idle-timeout', '300');
     const client = await initializedClient(port);
     const [reason] = await nextEvent<[string]>(client, 'close');
     expect(reason).to.equal('input ended');
