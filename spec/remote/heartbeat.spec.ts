@@ -5,7 +5,8 @@
 import { expect } from 'chai';
 import { once } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import WebSocket, { WebSocketServer } from 'ws';
 import { HeartbeatTimeoutError, connectWebSocket, listenRemote, type Connection, type RemoteListener } from '../../lib';
 import { Heartbeat } from '../../lib/transports/remote/websocket/heartbeat';
@@ -116,60 +117,65 @@ describe('WebSocket heartbeat', () => {
   });
 
   it('gives no verdict while this side does not read its socket, and judges a silent peer once it reads again', async () => {
-    const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-    await once(server, 'listening');
-    const accepted = once(server, 'connection') as Promise<[WebSocket, import('node:http').IncomingMessage]>;
-    const peer = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/`, { autoPong: false });
-    peer.on('error', () => {});
-    let heartbeat: Heartbeat | undefined;
-    try {
-      const [ws, request] = await accepted;
+    await withSilentPeer(async (ws, socket, peer) => {
+      let heartbeat: Heartbeat | undefined;
       const judged = new Promise<void>((resolve) => {
-        heartbeat = new Heartbeat(ws, request.socket as import('node:net').Socket, { intervalMs: 20, timeoutMs: 50 }, () => resolve());
+        heartbeat = new Heartbeat(ws, socket, { intervalMs: 20, timeoutMs: 50 }, () => resolve());
       });
-      // This side's reader is full: its socket is paused, and what the peer sends waits unread.
-      ws.pause();
-      const pinged = (async () => {
-        for (let ping = 0; ping < 10; ping++) await once(peer, 'ping');
-        return 'pinged ten times';
-      })();
-      expect(await Promise.race([pinged, judged.then(() => 'judged while not reading')])).to.equal('pinged ten times');
-      ws.resume();
-      await judged;
-    } finally {
-      heartbeat?.stop();
-      peer.terminate();
-      for (const ws of server.clients) ws.terminate();
-      await new Promise((resolve) => server.close(resolve));
-    }
+      try {
+        // This side's reader is full: its socket is paused, and what the peer sends waits unread.
+        ws.pause();
+        const pinged = (async () => {
+          for (let ping = 0; ping < 10; ping++) await once(peer, 'ping');
+          return 'pinged ten times';
+        })();
+        expect(await Promise.race([pinged, judged.then(() => 'judged while not reading')])).to.equal('pinged ten times');
+        ws.resume();
+        await judged;
+      } finally {
+        heartbeat?.stop();
+      }
+    });
   });
+
   it('leaves at most 30 pings unanswered, so that a peer on ws never ends the connection for too many pending pongs, and pings again once a pong comes', async () => {
-    const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
-    await once(server, 'listening');
-    const accepted = once(server, 'connection') as Promise<[WebSocket, import('node:http').IncomingMessage]>;
-    // This peer answers no ping until told: it counts them.
-    const peer = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/`, { autoPong: false });
-    peer.on('error', () => {});
-    let pings = 0;
-    peer.on('ping', () => pings++);
-    let heartbeat: Heartbeat | undefined;
-    try {
-      const [ws, request] = await accepted;
-      heartbeat = new Heartbeat(ws, request.socket as import('node:net').Socket, { intervalMs: 5, timeoutMs: 60_000 }, () => {
+    await withSilentPeer(async (ws, socket, peer) => {
+      let pings = 0;
+      peer.on('ping', () => pings++);
+      const heartbeat = new Heartbeat(ws, socket, { intervalMs: 5, timeoutMs: 60_000 }, () => {
         throw new Error('no verdict is due within this test');
       });
-      while (pings < 30) await once(peer, 'ping');
-      // Sixty more intervals: an uncapped heartbeat would have pinged about sixty more times.
-      await delay(300);
-      expect(pings).to.equal(30);
-      peer.pong();
-      await once(peer, 'ping');
-      expect(pings).to.equal(31);
-    } finally {
-      heartbeat?.stop();
-      peer.terminate();
-      for (const ws of server.clients) ws.terminate();
-      await new Promise((resolve) => server.close(resolve));
-    }
+      try {
+        while (pings < 30) await once(peer, 'ping');
+        // Sixty more intervals: an uncapped heartbeat would have pinged about sixty more times.
+        await delay(300);
+        expect(pings).to.equal(30);
+        peer.pong();
+        await once(peer, 'ping');
+        expect(pings).to.equal(31);
+      } finally {
+        heartbeat.stop();
+      }
+    });
   });
 });
+
+/**
+ * Runs `test` with the server side of a WebSocket (`ws` and its socket) and a peer that answers no
+ * ping by itself (it pongs only when told); both are ended, and the server closed, afterwards.
+ */
+async function withSilentPeer(test: (ws: WebSocket, socket: Socket, peer: WebSocket) => Promise<void>): Promise<void> {
+  const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  await once(server, 'listening');
+  const accepted = once(server, 'connection') as Promise<[WebSocket, IncomingMessage]>;
+  const peer = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}/`, { autoPong: false });
+  peer.on('error', () => {});
+  try {
+    const [ws, request] = await accepted;
+    await test(ws, request.socket as Socket, peer);
+  } finally {
+    peer.terminate();
+    for (const ws of server.clients) ws.terminate();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
