@@ -21,9 +21,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, posix } from 'node:path';
-
-/** The folders `Connection` itself needs: loaded eagerly, as before. */
-const EAGER_FOLDERS = ['jsonrpc', 'framing', 'support', 'connection', 'requests', 'gc'];
+import { EAGER_FOLDERS } from './eager-folders';
 
 const HELPER = 'function lazyModule(load) { let loaded; return new Proxy({}, { get: (_, key) => (loaded ??= load())[key] }); }';
 

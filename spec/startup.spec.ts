@@ -52,6 +52,20 @@ describe('start-up: what requiring acp-wire loads', function () {
     expect(loaded.filter((file) => file.startsWith('dist/lib/trace/') || isHeavy(file))).to.deep.equal([]);
   });
 
+  it('the connection layer is one compiled module: a proxy loads dist/lib/core.js and, of the layer, only the error classes beside it', () => {
+    const loaded = loadedBy('dist/lib/chain/index.js', 'dist/lib/transports/index.js');
+    const layer = loaded.filter((file) => /^dist\/lib\/(core\.js|(jsonrpc|framing|support|connection|requests|gc)\/)/.test(file));
+    expect(layer.sort()).to.deep.equal(['dist/lib/core.js', 'dist/lib/jsonrpc/errors.js']);
+    const layerFiles = ['jsonrpc', 'framing', 'support', 'connection', 'requests', 'gc'].flatMap((folder) =>
+      compiledFiles(join(DIST, folder)),
+    );
+    expect(layerFiles.map((file) => relative(DIST, file)).sort()).to.deep.equal([
+      'connection/index.js',
+      'jsonrpc/errors.js',
+      'support/package-version.js',
+    ]);
+  });
+
   it('acp-wire/chain and acp-wire/acp (a proxy, an agent) load no remote transport, trace file machinery or MCP bridge', () => {
     const loaded = loadedBy('dist/lib/chain/index.js', 'dist/lib/acp/index.js', 'dist/lib/transports/index.js');
     expect(loaded).to.include('dist/lib/chain/proxy.js');
@@ -78,7 +92,7 @@ describe('start-up: what requiring acp-wire loads', function () {
     const result = spawnSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8', input: '' });
     const loaded = (JSON.parse(result.stdout.split('\n')[0]!) as string[]).map((file) => relative(ROOT, file));
     expect(loaded).to.include('dist/lib/transports/process-tree.js');
-    expect(loaded.filter((file) => /^dist\/lib\/(connection|requests|framing|chain\/conductor)/.test(file))).to.deep.equal([]);
+    expect(loaded.filter((file) => /^dist\/lib\/(core\.js|connection|requests|framing|chain\/conductor)/.test(file))).to.deep.equal([]);
   });
 
   it('acp-wire conduct on stdio hands its early processes to the conductor: each component is spawned once', () => {
@@ -146,7 +160,8 @@ describe('start-up: what requiring acp-wire loads', function () {
 
   it('requiring the root index loads the connection layer and below, nothing above it', () => {
     const above = loadedBy('dist/lib/index.js').filter(
-      (file) => file.startsWith('dist/lib/') && !/^dist\/lib\/(index|(jsonrpc|framing|support|connection|requests|gc)\/.*)\.js$/.test(file),
+      (file) =>
+        file.startsWith('dist/lib/') && !/^dist\/lib\/(index|core|(jsonrpc|framing|support|connection|requests|gc)\/.*)\.js$/.test(file),
     );
     expect(above).to.deep.equal([]);
   });

@@ -32,7 +32,7 @@ function newestSource(dir: string): number {
 }
 
 /**
- * Builds the project (`npx tsc -p .`, then `scripts/lazy-root-index.ts`, as `npm run build` does) when a compiled peer is missing or older than a source in
+ * Builds the project (`npx tsc -p .`, then `scripts/lazy-root-index.ts` and `scripts/bundle-core.ts`, as `npm run build` does) when a compiled peer is missing or older than a source in
  * lib/, examples/ or bin/; at most once per test run. Specs call it through {@link useBuild}.
  *
  * @remarks A type error elsewhere does not stop tsc from emitting (`npm run typecheck` reports
@@ -48,8 +48,9 @@ export function ensureBuilt(): void {
     withBuildLock(() => {
       if (isFresh()) return; // another worker built while this one waited
       const result = spawnSync('npx', ['tsc', '-p', '.'], { cwd: ROOT, encoding: 'utf8' });
-      // The rest of `npm run build`: the compiled root index loads its upper layers on first use.
-      if (result.status === 0 || isFresh()) spawnSync('node', LAZY_ROOT_INDEX, { cwd: ROOT, stdio: 'inherit' });
+      // The rest of `npm run build`: the compiled root index loads its upper layers on first use, and
+      // the connection layer ships as one module.
+      if (result.status === 0 || isFresh()) for (const step of AFTER_TSC) spawnSync('node', step, { cwd: ROOT, stdio: 'inherit' });
       if (!isFresh())
         throw new Error(
           `the build did not produce fresh ${BUILT.map((file) => relative(ROOT, file)).join(', ')}:\n${result.stdout}${result.stderr}`,
@@ -58,7 +59,12 @@ export function ensureBuilt(): void {
   isBuilt = true;
 }
 
-const LAZY_ROOT_INDEX = ['-r', 'ts-node/register/transpile-only', 'scripts/lazy-root-index.ts'];
+/** The steps of `npm run build` after `tsc`, in order: node's arguments for each. */
+const AFTER_TSC = ['scripts/lazy-root-index.ts', 'scripts/bundle-core.ts'].map((script) => [
+  '-r',
+  'ts-node/register/transpile-only',
+  script,
+]);
 const BUILD_LOCK = join(ROOT, 'node_modules', '.cache', 'acp-wire-build.lock');
 /** Longer than a cold build takes: a lock this old was left by a killed run. */
 const BUILD_LOCK_STALE_MS = 180_000;

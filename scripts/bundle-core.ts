@@ -1,0 +1,126 @@
+/**
+ * Run by `npm run build` after `lazy-root-index.ts`: ships the connection layer (the compiled
+ * modules of the eager folders, see `eager-folders.ts`) as one module, `dist/lib/core.js`, instead
+ * of a file each. Every process that requires acp-wire loads all of them, and Node's CommonJS
+ * loader pays per file (resolving, `stat` and `realpath` calls, reading, the package scope lookup,
+ * a compile call): a passthrough proxy loaded 42 files and a conductor 59 before it could answer.
+ *
+ * Each bundled module keeps its own scope and runs when it is first read, as before: `core.js`
+ * exports one getter per module id (`"connection/connection"`), and every other compiled file's
+ * `require("../connection/connection")` becomes `require("../core")["connection/connection"]`, so
+ * there is still one copy of each module in a process, whichever entry point loaded it. The
+ * declarations (`.d.ts`) are untouched; the bundled modules' `.js` and `.js.map` files are removed,
+ * so a `require` this script missed fails loudly instead of loading a second copy. `core.js.map`
+ * maps back to the TypeScript sources. Some modules stay files of their own ({@link OWN_FILES}).
+ * Fails on a second run over the same build (nothing left to bundle), and when a compiled file
+ * still requires a removed one.
+ *
+ * @packageDocumentation
+ */
+import { build, type Plugin } from 'esbuild';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { EAGER_FOLDERS } from './eager-folders';
+
+const DIST = join(__dirname, '..', 'dist');
+const LIB = join(DIST, 'lib');
+const CORE = join(LIB, 'core.js');
+
+/** Compiled modules of the eager folders that stay files of their own, and why. */
+const OWN_FILES: ReadonlyMap<string, string> = new Map([
+  ['connection/index', 'the entry point acp-wire/connection: an ES module importer reads its names from its getters'],
+  ['jsonrpc/errors', 'what `acp-wire conduct` loads before it spawns its components (the command line error class)'],
+  ['support/package-version', 'finds package.json from its own directory'],
+]);
+
+/** Every compiled `.js` file under `dir`. */
+function compiledFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return compiledFiles(path);
+    return entry.name.endsWith('.js') ? [path] : [];
+  });
+}
+
+/** A compiled module's id: its path under dist/lib, `/`-separated, without `.js`. */
+const idOf = (file: string): string => relative(LIB, file).split(sep).join('/').replace(/\.js$/, '');
+
+/** The ids of the modules that go into core.js. */
+function bundledIds(): string[] {
+  const ids = EAGER_FOLDERS.flatMap((folder) => compiledFiles(join(LIB, folder)).map(idOf)).filter((id) => !OWN_FILES.has(id));
+  if (ids.length === 0) throw new Error('bundle-core: nothing to bundle: was this build already bundled? (run tsc first)');
+  return ids.sort();
+}
+
+/** Keeps every import that is not a bundled module outside the bundle, as a path from dist/lib. */
+function keepOthersExternal(bundled: ReadonlySet<string>): Plugin {
+  return {
+    name: 'keep-others-external',
+    setup(esbuild) {
+      esbuild.onResolve({ filter: /^\.\.?\// }, (args) => {
+        const id = idOf(resolve(args.resolveDir, args.path.endsWith('.js') ? args.path : `${args.path}.js`));
+        if (bundled.has(id)) return undefined;
+        if (id.startsWith('..')) throw new Error(`bundle-core: ${args.importer} requires ${args.path}, outside dist/lib`);
+        return { path: `./${id}`, external: true };
+      });
+    },
+  };
+}
+
+/** Builds core.js: a getter per bundled module, which runs the module on first read. */
+async function bundle(ids: readonly string[]): Promise<void> {
+  const getters = ids.map(
+    (id) => `Object.defineProperty(exports, ${JSON.stringify(id)}, { enumerable: true, get: () => require("./${id}") });`,
+  );
+  const result = await build({
+    stdin: { contents: getters.join('\n'), resolveDir: LIB, sourcefile: 'core-getters.js', loader: 'js' },
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20.19',
+    outfile: CORE,
+    sourcemap: 'linked',
+    sourcesContent: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+    plugins: [keepOthersExternal(new Set(ids))],
+  });
+  if (result.errors.length > 0 || result.warnings.length > 0) throw new Error('bundle-core: esbuild reported problems (above)');
+}
+
+/** `require("<path to a bundled module>")` in `file`, as `require("<path to core>")["<id>"]`. */
+function rewriteRequires(file: string, bundled: ReadonlySet<string>): void {
+  const text = readFileSync(file, 'utf8');
+  let toCore = relative(dirname(file), CORE).split(sep).join('/').replace(/\.js$/, '');
+  if (!toCore.startsWith('.')) toCore = `./${toCore}`;
+  const rewritten = text.replace(/require\("(\.\.?\/[^"]+)"\)/g, (call, path: string) => {
+    const id = idOf(resolve(dirname(file), path.endsWith('.js') ? path : `${path}.js`));
+    return bundled.has(id) ? `require("${toCore}")[${JSON.stringify(id)}]` : call;
+  });
+  if (rewritten !== text) writeFileSync(file, rewritten);
+}
+
+/** Throws if a compiled file still requires a file that does not exist. */
+function checkRequires(): void {
+  for (const file of compiledFiles(DIST)) {
+    for (const [, path] of readFileSync(file, 'utf8').matchAll(/require\("(\.\.?\/[^"]+)"\)/g)) {
+      const target = resolve(dirname(file), path!);
+      const found = [target, `${target}.js`, join(target, 'index.js'), `${target}.json`].some((candidate) => existsSync(candidate));
+      if (!found) throw new Error(`bundle-core: ${relative(DIST, file)} requires ${path}, which is not in the build`);
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  const ids = bundledIds();
+  const bundled = new Set(ids);
+  await bundle(ids);
+  for (const id of ids) for (const suffix of ['.js', '.js.map']) rmSync(join(LIB, `${id}${suffix}`), { force: true });
+  for (const file of compiledFiles(DIST)) if (file !== CORE) rewriteRequires(file, bundled);
+  checkRequires();
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
