@@ -67,8 +67,32 @@ function keepOthersExternal(bundled: ReadonlySet<string>): Plugin {
   };
 }
 
+/**
+ * Keeps each module's top-level declarations as they are: esbuild turns a bundled module's top-level
+ * `const` and `class` into `var` (on purpose, and with no option), which V8 optimizes less well (a
+ * round trip in process took ~2-3% more instructions). Inside a function of its own they are no
+ * longer top-level; the module runs in that function's scope, as Node's CommonJS wrapper runs it.
+ * Added on the first and last lines, so the module's source map still holds.
+ */
+function keepDeclarations(bundled: ReadonlySet<string>): Plugin {
+  return {
+    name: 'keep-declarations',
+    setup(esbuild) {
+      esbuild.onLoad({ filter: /\.js$/ }, (args) => {
+        if (!bundled.has(idOf(args.path))) return undefined;
+        const text = readFileSync(args.path, 'utf8');
+        const map = text.lastIndexOf('\n//# sourceMappingURL=');
+        if (map < 0) throw new Error(`bundle-core: ${args.path} has no source map comment`);
+        const contents = `(function () {${text.slice(0, map)}\n}).call(this);${text.slice(map)}`;
+        return { contents, loader: 'js', resolveDir: dirname(args.path) };
+      });
+    },
+  };
+}
+
 /** Builds core.js: a getter per bundled module, which runs the module on first read. */
 async function bundle(ids: readonly string[]): Promise<void> {
+  const bundled = new Set(ids);
   const getters = ids.map(
     (id) => `Object.defineProperty(exports, ${JSON.stringify(id)}, { enumerable: true, get: () => require("./${id}") });`,
   );
@@ -83,7 +107,7 @@ async function bundle(ids: readonly string[]): Promise<void> {
     sourcesContent: true,
     legalComments: 'none',
     logLevel: 'warning',
-    plugins: [keepOthersExternal(new Set(ids))],
+    plugins: [keepOthersExternal(bundled), keepDeclarations(bundled)],
   });
   if (result.errors.length > 0 || result.warnings.length > 0) throw new Error('bundle-core: esbuild reported problems (above)');
 }
