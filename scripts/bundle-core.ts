@@ -26,11 +26,14 @@ const DIST = join(__dirname, '..', 'dist');
 const LIB = join(DIST, 'lib');
 const CORE = join(LIB, 'core.js');
 
-/** Compiled modules of the eager folders that stay files of their own, and why. */
-const OWN_FILES: ReadonlyMap<string, string> = new Map([
-  ['connection/index', 'the entry point acp-wire/connection: an ES module importer reads its names from its getters'],
-  ['jsonrpc/errors', 'what `acp-wire conduct` loads before it spawns its components (the command line error class)'],
-  ['support/package-version', 'finds package.json from its own directory'],
+/** Compiled modules of the eager folders that stay files of their own. */
+const OWN_FILES: ReadonlySet<string> = new Set([
+  // The entry point acp-wire/connection: an ES module importer reads its names from its getters.
+  'connection/index',
+  // What `acp-wire conduct` loads before it spawns its components (the command line error class).
+  'jsonrpc/errors',
+  // Finds package.json from its own directory.
+  'support/package-version',
 ]);
 
 /** Every compiled `.js` file under `dir`. */
@@ -45,6 +48,9 @@ function compiledFiles(dir: string): string[] {
 /** A compiled module's id: its path under dist/lib, `/`-separated, without `.js`. */
 const idOf = (file: string): string => relative(LIB, file).split(sep).join('/').replace(/\.js$/, '');
 
+/** The id of the module `require(request)` loads from a file in `dir` (a relative request). */
+const idOfRequest = (dir: string, request: string): string => idOf(resolve(dir, request.endsWith('.js') ? request : `${request}.js`));
+
 /** The ids of the modules that go into core.js. */
 function bundledIds(): string[] {
   const ids = EAGER_FOLDERS.flatMap((folder) => compiledFiles(join(LIB, folder)).map(idOf)).filter((id) => !OWN_FILES.has(id));
@@ -58,7 +64,7 @@ function keepOthersExternal(bundled: ReadonlySet<string>): Plugin {
     name: 'keep-others-external',
     setup(esbuild) {
       esbuild.onResolve({ filter: /^\.\.?\// }, (args) => {
-        const id = idOf(resolve(args.resolveDir, args.path.endsWith('.js') ? args.path : `${args.path}.js`));
+        const id = idOfRequest(args.resolveDir, args.path);
         if (bundled.has(id)) return undefined;
         if (id.startsWith('..')) throw new Error(`bundle-core: ${args.importer} requires ${args.path}, outside dist/lib`);
         return { path: `./${id}`, external: true };
@@ -91,9 +97,8 @@ function keepDeclarations(bundled: ReadonlySet<string>): Plugin {
 }
 
 /** Builds core.js: a getter per bundled module, which runs the module on first read. */
-async function bundle(ids: readonly string[]): Promise<void> {
-  const bundled = new Set(ids);
-  const getters = ids.map(
+async function bundle(bundled: ReadonlySet<string>): Promise<void> {
+  const getters = [...bundled].map(
     (id) => `Object.defineProperty(exports, ${JSON.stringify(id)}, { enumerable: true, get: () => require("./${id}") });`,
   );
   const result = await build({
@@ -118,7 +123,7 @@ function rewriteRequires(file: string, bundled: ReadonlySet<string>): void {
   let toCore = relative(dirname(file), CORE).split(sep).join('/').replace(/\.js$/, '');
   if (!toCore.startsWith('.')) toCore = `./${toCore}`;
   const rewritten = text.replace(/require\("(\.\.?\/[^"]+)"\)/g, (call, path: string) => {
-    const id = idOf(resolve(dirname(file), path.endsWith('.js') ? path : `${path}.js`));
+    const id = idOfRequest(dirname(file), path);
     return bundled.has(id) ? `require("${toCore}")[${JSON.stringify(id)}]` : call;
   });
   if (rewritten !== text) writeFileSync(file, rewritten);
@@ -136,10 +141,9 @@ function checkRequires(): void {
 }
 
 async function main(): Promise<void> {
-  const ids = bundledIds();
-  const bundled = new Set(ids);
-  await bundle(ids);
-  for (const id of ids) for (const suffix of ['.js', '.js.map']) rmSync(join(LIB, `${id}${suffix}`), { force: true });
+  const bundled = new Set(bundledIds());
+  await bundle(bundled);
+  for (const id of bundled) for (const suffix of ['.js', '.js.map']) rmSync(join(LIB, `${id}${suffix}`), { force: true });
   for (const file of compiledFiles(DIST)) if (file !== CORE) rewriteRequires(file, bundled);
   checkRequires();
 }
