@@ -49,7 +49,7 @@ describe('start-up: what requiring acp-wire loads', function () {
 
   it('acp-wire/connection and acp-wire/transports load no remote transport, trace module or MCP code', () => {
     const loaded = loadedBy('dist/lib/connection/index.js', 'dist/lib/transports/index.js');
-    expect(loaded).to.include('dist/lib/transports/stdio.js');
+    expect(loaded).to.include('dist/lib/transports/tcp.js');
     expect(loaded.filter((file) => file.startsWith('dist/lib/trace/') || isHeavy(file))).to.deep.equal([]);
   });
 
@@ -66,16 +66,54 @@ describe('start-up: what requiring acp-wire loads', function () {
     ]);
   });
 
+  it('a passthrough proxy on stdio (examples/passthrough-proxy.ts) loads four files of acp-wire to run', () => {
+    const loaded = inChild<string[]>(
+      `const { ProxyComponent, connectStdio, createStderrLogger } = require(${JSON.stringify(DIST)});
+       void [ProxyComponent, connectStdio, createStderrLogger];
+       process.stdout.write(JSON.stringify(Object.keys(require.cache)));`,
+    );
+    expect(loaded.map((file) => relative(ROOT, file)).sort()).to.deep.equal([
+      'dist/lib/connection/index.js',
+      'dist/lib/core.js',
+      'dist/lib/index.js',
+      'dist/lib/jsonrpc/errors.js',
+    ]);
+  });
+
+  it('acp-wire conduct loads its subcommand, the conductor and what they use from dist/lib/conduct.js and dist/lib/core.js', () => {
+    const loaded = inChild<string[]>(
+      `const conduct = require(${JSON.stringify(join(DIST, 'conduct.js'))});
+       void [conduct['cli/main'].runCli, conduct['cli/conduct'], conduct['chain/conductor'].Conductor];
+       process.stdout.write(JSON.stringify(Object.keys(require.cache)));`,
+    );
+    expect(loaded.map((file) => relative(ROOT, file)).sort()).to.deep.equal([
+      'dist/lib/chain/command-line.js',
+      'dist/lib/conduct.js',
+      'dist/lib/core.js',
+      'dist/lib/jsonrpc/errors.js',
+      'dist/lib/support/package-version.js',
+      'dist/lib/transports/process-tree.js',
+    ]);
+  });
+
+  it('the compiled tree is CommonJS by a package.json of its own, so that Node looks no further up for a package scope', () => {
+    expect(JSON.parse(readFileSync(join(DIST, 'package.json'), 'utf8'))).to.deep.equal({ type: 'commonjs' });
+  });
+
   it('acp-wire/chain and acp-wire/acp (a proxy, an agent) load no remote transport, trace file machinery or MCP bridge', () => {
     const loaded = loadedBy('dist/lib/chain/index.js', 'dist/lib/acp/index.js', 'dist/lib/transports/index.js');
-    expect(loaded).to.include('dist/lib/chain/proxy.js');
+    expect(loaded).to.include('dist/lib/acp/agent.js');
     expect(loaded.filter((file) => isHeavy(file) && file !== 'dist/lib/mcp/protocol.js')).to.deep.equal([]);
   });
 
   it('the CLI on its conduct path loads no remote transport, trace file machinery or MCP bridge', () => {
-    const loaded = loadedBy('dist/lib/cli/main.js', 'dist/lib/cli/conduct.js');
-    expect(loaded).to.include('dist/lib/chain/conductor.js');
-    expect(loaded.filter((file) => isHeavy(file) && file !== 'dist/lib/mcp/protocol.js')).to.deep.equal([]);
+    const loaded = inChild<string[]>(
+      `const conduct = require(${JSON.stringify(join(DIST, 'conduct.js'))});
+       void [conduct['cli/main'].runCli, conduct['cli/conduct'], conduct['chain/conductor'].Conductor];
+       process.stdout.write(JSON.stringify(Object.keys(require.cache)));`,
+    ).map((file) => relative(ROOT, file));
+    expect(loaded).to.include('dist/lib/conduct.js');
+    expect(loaded.filter((file) => file.startsWith('dist/lib/trace/') || isHeavy(file))).to.deep.equal([]);
   });
 
   it('acp-wire conduct on stdio spawns its components before it loads the connection layer', () => {
@@ -92,7 +130,9 @@ describe('start-up: what requiring acp-wire loads', function () {
     const result = spawnSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8', input: '' });
     const loaded = (JSON.parse(result.stdout.split('\n')[0]!) as string[]).map((file) => relative(ROOT, file));
     expect(loaded).to.include('dist/lib/transports/process-tree.js');
-    expect(loaded.filter((file) => /^dist\/lib\/(core\.js|connection|requests|framing|chain\/conductor)/.test(file))).to.deep.equal([]);
+    expect(
+      loaded.filter((file) => /^dist\/lib\/(core\.js|conduct\.js|connection|requests|framing|chain\/conductor)/.test(file)),
+    ).to.deep.equal([]);
   });
 
   it('acp-wire conduct on stdio hands its early processes to the conductor: each component is spawned once', () => {
