@@ -10,6 +10,7 @@
  * - `dist/lib/conduct.js`: what `acp-wire conduct` loads once it has spawned its components
  *   ({@link CONDUCT}); nothing else loads it but the CLI and the `Conductor` class.
  * - `dist/lib/package.json` ends each package scope lookup one folder up ({@link writePackageScope}).
+ * - The bundles are ASCII text, comments included ({@link escapeNonAscii}).
  *
  * Each bundled module keeps its own scope and runs when it is first read, as before: a bundle
  * exports one getter per module id (`"connection/connection"`), and every other compiled file's
@@ -185,6 +186,22 @@ async function bundle(file: string, bundled: ReadonlySet<string>): Promise<void>
     plugins: [keepOthersExternal(bundled), keepDeclarations(bundled)],
   });
   if (result.errors.length > 0 || result.warnings.length > 0) throw new Error('bundle-core: esbuild reported problems (above)');
+  escapeNonAscii(join(LIB, `${file}.js`));
+}
+
+/**
+ * Makes a bundle ASCII-only. esbuild escapes every other character in the code it writes (its
+ * default `charset`) but not in the comments it keeps; one `…` in a comment makes Node decode the
+ * whole file from UTF-8 and V8 scan it as two-byte text. `\u{2026}` reads the same in a comment
+ * (and means the same in a string). Characters on a line change, lines do not: the source map
+ * still holds.
+ */
+function escapeNonAscii(file: string): void {
+  const text = readFileSync(file, 'utf8');
+  writeFileSync(
+    file,
+    text.replace(/[\u0080-\u{10ffff}]/gu, (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`),
+  );
 }
 
 /** A relative `require("…")` or `require('…')` call; group 2 is the path. */
