@@ -28,6 +28,16 @@ function loadedBy(...entries: string[]): string[] {
   return files.map((file) => relative(ROOT, file));
 }
 
+/** The files a process loads by reading the CLI's main module, `conduct` and the `Conductor` class from dist/lib/conduct.js. */
+function loadedByConduct(): string[] {
+  const files = inChild<string[]>(
+    `const conduct = require(${JSON.stringify(join(DIST, 'conduct.js'))});
+     void [conduct['cli/main'].runCli, conduct['cli/conduct'], conduct['chain/conductor'].Conductor];
+     process.stdout.write(JSON.stringify(Object.keys(require.cache)));`,
+  );
+  return files.map((file) => relative(ROOT, file));
+}
+
 /** The modules that only remote peers, trace files and viewers, or the MCP bridge need. */
 const isHeavy = (file: string): boolean =>
   /^dist\/lib\/(transports\/remote|mcp-bridge|mcp)\//.test(file) ||
@@ -81,12 +91,7 @@ describe('start-up: what requiring acp-wire loads', function () {
   });
 
   it('acp-wire conduct loads its subcommand, the conductor and what they use from dist/lib/conduct.js and dist/lib/core.js', () => {
-    const loaded = inChild<string[]>(
-      `const conduct = require(${JSON.stringify(join(DIST, 'conduct.js'))});
-       void [conduct['cli/main'].runCli, conduct['cli/conduct'], conduct['chain/conductor'].Conductor];
-       process.stdout.write(JSON.stringify(Object.keys(require.cache)));`,
-    );
-    expect(loaded.map((file) => relative(ROOT, file)).sort()).to.deep.equal([
+    expect(loadedByConduct().sort()).to.deep.equal([
       'dist/lib/chain/command-line.js',
       'dist/lib/conduct.js',
       'dist/lib/core.js',
@@ -107,11 +112,7 @@ describe('start-up: what requiring acp-wire loads', function () {
   });
 
   it('the CLI on its conduct path loads no remote transport, trace file machinery or MCP bridge', () => {
-    const loaded = inChild<string[]>(
-      `const conduct = require(${JSON.stringify(join(DIST, 'conduct.js'))});
-       void [conduct['cli/main'].runCli, conduct['cli/conduct'], conduct['chain/conductor'].Conductor];
-       process.stdout.write(JSON.stringify(Object.keys(require.cache)));`,
-    ).map((file) => relative(ROOT, file));
+    const loaded = loadedByConduct();
     expect(loaded).to.include('dist/lib/conduct.js');
     expect(loaded.filter((file) => file.startsWith('dist/lib/trace/') || isHeavy(file))).to.deep.equal([]);
   });
