@@ -21,22 +21,20 @@ function inChild<T>(script: string): T {
   return JSON.parse(result.stdout) as T;
 }
 
-/** The files under the repository (dist/lib/…, node_modules/…) a process loads by requiring `entries`. */
-function loadedBy(...entries: string[]): string[] {
-  const requires = entries.map((entry) => `require(${JSON.stringify(join(ROOT, entry))});`).join('');
-  const files = inChild<string[]>(`${requires} process.stdout.write(JSON.stringify(Object.keys(require.cache)));`);
+/** The files under the repository (dist/lib/…, node_modules/…) a fresh process has loaded once it ran `script`. */
+function loadedAfter(script: string): string[] {
+  const files = inChild<string[]>(`${script}\nprocess.stdout.write(JSON.stringify(Object.keys(require.cache)));`);
   return files.map((file) => relative(ROOT, file));
 }
 
+/** The files a process loads by requiring `entries` (paths from the repository). */
+const loadedBy = (...entries: string[]): string[] =>
+  loadedAfter(entries.map((entry) => `require(${JSON.stringify(join(ROOT, entry))});`).join(''));
+
 /** The files a process loads by reading the CLI's main module, `conduct` and the `Conductor` class from dist/lib/conduct.js. */
-function loadedByConduct(): string[] {
-  const files = inChild<string[]>(
-    `const conduct = require(${JSON.stringify(join(DIST, 'conduct.js'))});
-     void [conduct['cli/main'].runCli, conduct['cli/conduct'], conduct['chain/conductor'].Conductor];
-     process.stdout.write(JSON.stringify(Object.keys(require.cache)));`,
-  );
-  return files.map((file) => relative(ROOT, file));
-}
+const loadedByConduct = (): string[] =>
+  loadedAfter(`const conduct = require(${JSON.stringify(join(DIST, 'conduct.js'))});
+     void [conduct['cli/main'].runCli, conduct['cli/conduct'], conduct['chain/conductor'].Conductor];`);
 
 /** The modules that only remote peers, trace files and viewers, or the MCP bridge need. */
 const isHeavy = (file: string): boolean =>
@@ -77,12 +75,11 @@ describe('start-up: what requiring acp-wire loads', function () {
   });
 
   it('a passthrough proxy on stdio (examples/passthrough-proxy.ts) loads four files of acp-wire to run', () => {
-    const loaded = inChild<string[]>(
+    const loaded = loadedAfter(
       `const { ProxyComponent, connectStdio, createStderrLogger } = require(${JSON.stringify(DIST)});
-       void [ProxyComponent, connectStdio, createStderrLogger];
-       process.stdout.write(JSON.stringify(Object.keys(require.cache)));`,
+       void [ProxyComponent, connectStdio, createStderrLogger];`,
     );
-    expect(loaded.map((file) => relative(ROOT, file)).sort()).to.deep.equal([
+    expect(loaded.sort()).to.deep.equal([
       'dist/lib/connection/index.js',
       'dist/lib/core.js',
       'dist/lib/index.js',

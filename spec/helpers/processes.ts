@@ -4,7 +4,7 @@
  * stopped by {@link stopAll} if the spec did not stop it. (What runs on the machine: process-table.ts.)
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { LineReader, requestLine, writeLines } from './lines';
 
@@ -32,7 +32,7 @@ function newestSource(dir: string): number {
 }
 
 /**
- * Builds the project (`npx tsc -p .`, then `scripts/lazy-root-index.ts` and `scripts/bundle-core.ts`, as `npm run build` does) when a compiled peer is missing or older than a source in
+ * Builds the project (`npx tsc -p .`, then the steps `npm run build` runs after it) when a compiled peer is missing or older than a source in
  * lib/, examples/ or bin/; at most once per test run. Specs call it through {@link useBuild}.
  *
  * @remarks A type error elsewhere does not stop tsc from emitting (`npm run typecheck` reports
@@ -48,9 +48,9 @@ export function ensureBuilt(): void {
     withBuildLock(() => {
       if (isFresh()) return; // another worker built while this one waited
       const result = spawnSync('npx', ['tsc', '-p', '.'], { cwd: ROOT, encoding: 'utf8' });
-      // The rest of `npm run build`: the compiled root index loads its upper layers on first use, and
-      // the connection layer ships as one module.
-      if (result.status === 0 || isFresh()) for (const step of AFTER_TSC) spawnSync('node', step, { cwd: ROOT, stdio: 'inherit' });
+      // The rest of `npm run build` (the lazy root index, the bundles), as package.json lists it.
+      if (result.status === 0 || isFresh())
+        for (const [program, ...args] of afterTsc()) spawnSync(program!, args, { cwd: ROOT, stdio: 'inherit' });
       if (!isFresh())
         throw new Error(
           `the build did not produce fresh ${BUILT.map((file) => relative(ROOT, file)).join(', ')}:\n${result.stdout}${result.stderr}`,
@@ -59,12 +59,16 @@ export function ensureBuilt(): void {
   isBuilt = true;
 }
 
-/** The steps of `npm run build` after `tsc`, in order: node's arguments for each. */
-const AFTER_TSC = ['scripts/lazy-root-index.ts', 'scripts/bundle-core.ts'].map((script) => [
-  '-r',
-  'ts-node/register/transpile-only',
-  script,
-]);
+/**
+ * The steps of package.json's `build` script after `tsc -p .`, in order, each as its words (they are
+ * plain `node …` commands). @throws if the script no longer starts with `tsc -p .`
+ */
+function afterTsc(): string[][] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { build: string } };
+  const [first, ...rest] = pkg.scripts.build.split(' && ');
+  if (first !== 'tsc -p .') throw new Error(`package.json's build script no longer starts with \`tsc -p .\`: ${pkg.scripts.build}`);
+  return rest.map((step) => step.split(' '));
+}
 const BUILD_LOCK = join(ROOT, 'node_modules', '.cache', 'acp-wire-build.lock');
 /** Longer than a cold build takes: a lock this old was left by a killed run. */
 const BUILD_LOCK_STALE_MS = 180_000;
